@@ -1,0 +1,3 @@
+"""Package metadata, kept apart so it can be read without importing anything heavy."""
+
+__version__ = "0.3.0.dev0"

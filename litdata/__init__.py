@@ -1,0 +1,52 @@
+"""litdata: turn any Python samples into chunked datasets and stream them into PyTorch.
+
+The public API has LitData's names. Everything is imported lazily on first access, so
+``import litdata`` stays fast and imports neither torch nor any optional backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from litdata.__about__ import __version__
+from litdata.core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from litdata.core.pytree import register_namedtuple
+    from litdata.core.reader import DatasetReader
+    from litdata.core.writer import ChunkWriter, write_dataset
+    from litdata.types import File, Image
+
+__all__ = [
+    "ChunkWriter",
+    "DatasetReader",
+    "File",
+    "Image",
+    "__version__",
+    "hookimpl",
+    "register_namedtuple",
+    "write_dataset",
+]
+
+_LAZY = {
+    "ChunkWriter": "litdata.core.writer",
+    "DatasetReader": "litdata.core.reader",
+    "File": "litdata.types",
+    "Image": "litdata.types",
+    "register_namedtuple": "litdata.core.pytree",
+    "write_dataset": "litdata.core.writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'litdata' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

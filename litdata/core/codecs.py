@@ -1,0 +1,43 @@
+"""Compression specs (``"zstd"``, ``"zstd:7"``, ``"lz4"``) and the chunk file names they imply."""
+
+from __future__ import annotations
+
+from litdata.core import registries
+from litdata.core.protocols import Compressor
+
+__all__ = ["chunk_filename", "create_compressor", "decompressed_filename"]
+
+
+def create_compressor(spec: str) -> Compressor:
+    """Instantiate the compressor for ``spec`` (``"name"`` or ``"name:level"``).
+
+    Raises:
+        ValueError: The level is not an integer.
+        UnknownPluginError: No compressor has that name.
+    """
+    name, _, level = spec.partition(":")
+    if not level:
+        return registries.compression.create(name)
+    try:
+        return registries.compression.create(name, int(level))
+    except ValueError as error:
+        if not level.lstrip("-").isdigit():
+            raise ValueError(
+                f"compression={spec!r}: the level after ':' must be an integer, e.g. 'zstd:7'."
+            ) from error
+        raise
+
+
+def chunk_filename(rank: int, index: int, compression: str | None) -> str:
+    """The chunk file name LitData uses: ``chunk-<rank>-<index>[.<compression>].bin``."""
+    if compression:
+        return f"chunk-{rank}-{index}.{compression}.bin"
+    return f"chunk-{rank}-{index}.bin"
+
+
+def decompressed_filename(filename: str, compression: str) -> str:
+    """The name of a compressed chunk once decompressed (the ``.<compression>`` infix removed)."""
+    suffix = f".{compression}.bin"
+    if filename.endswith(suffix):
+        return filename[: -len(suffix)] + ".bin"
+    return filename + ".decompressed"

@@ -1,0 +1,56 @@
+"""Environment configuration: the only module that reads ``LITDATA_*`` variables.
+
+Values are read when asked for, never at import time, so a test or a launcher can set them
+after ``import litdata``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = [
+    "allow_pickle_default",
+    "blocked_plugins",
+    "cache_root",
+    "plugin_autoload",
+]
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _flag(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"Environment variable {name}={raw!r} is not a boolean; use 1 or 0.")
+
+
+def allow_pickle_default() -> bool:
+    """Whether pickles may import code without ``allow_pickle`` (``LITDATA_ALLOW_PICKLE``)."""
+    return _flag("LITDATA_ALLOW_PICKLE", default=False)
+
+
+def cache_root() -> Path:
+    """The root of the local chunk cache (``LITDATA_CACHE_DIR``, else ``~/.lightning/chunks``)."""
+    configured = os.environ.get("LITDATA_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".lightning" / "chunks"
+
+
+def plugin_autoload() -> bool:
+    """Whether hook plugins load from entry points (not ``LITDATA_DISABLE_PLUGIN_AUTOLOAD``)."""
+    return not _flag("LITDATA_DISABLE_PLUGIN_AUTOLOAD", default=False)
+
+
+def blocked_plugins() -> frozenset[str]:
+    """Hook plugins to skip, by entry-point name (``LITDATA_BLOCK_PLUGINS``, comma-separated)."""
+    raw = os.environ.get("LITDATA_BLOCK_PLUGINS", "")
+    return frozenset(name.strip() for name in raw.split(",") if name.strip())

@@ -1,0 +1,73 @@
+"""The error hierarchy: one root, and each subclass also inherits the builtin callers expect.
+
+Every message says what happened, where (file, plugin, URL, sample path) and what to do next.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ChunkCorruptError",
+    "DatasetFormatError",
+    "DatasetNotFoundError",
+    "DuplicatePluginError",
+    "LitdataError",
+    "LitdataWarning",
+    "PluginError",
+    "PluginLoadError",
+    "PluginValidationError",
+    "SampleError",
+    "UnknownPluginError",
+    "UnsafeDataError",
+]
+
+
+class LitdataError(Exception):
+    """Root of every error litdata raises on purpose."""
+
+
+class LitdataWarning(UserWarning):
+    """Root of every warning litdata emits."""
+
+
+class PluginError(LitdataError):
+    """A plugin could not be found, loaded or trusted."""
+
+
+class UnknownPluginError(PluginError, KeyError):
+    """No plugin of the requested kind has the requested name."""
+
+    def __str__(self) -> str:
+        # KeyError would otherwise show the message in quotes.
+        return str(self.args[0]) if self.args else ""
+
+
+class PluginLoadError(PluginError, ImportError):
+    """A plugin's module failed to import (usually a missing optional dependency)."""
+
+
+class PluginValidationError(PluginError, TypeError):
+    """A plugin does not satisfy the protocol of its kind."""
+
+
+class DuplicatePluginError(PluginError):
+    """Two distributions register a plugin of the same kind under the same name."""
+
+
+class DatasetNotFoundError(LitdataError, FileNotFoundError):
+    """There is no dataset (no ``index.json``) where one was expected."""
+
+
+class DatasetFormatError(LitdataError, ValueError):
+    """An index or chunk does not follow the dataset format."""
+
+
+class ChunkCorruptError(DatasetFormatError):
+    """A chunk file is truncated, has a bad header or fails its checksum."""
+
+
+class UnsafeDataError(LitdataError, ValueError):
+    """Decoding would run code from the dataset (a pickle that imports), and it was not allowed."""
+
+
+class SampleError(LitdataError, TypeError):
+    """A sample cannot be written: unsupported leaf, or a structure unlike the first sample's."""

@@ -1,0 +1,78 @@
+"""Hook specifications: the few decisions several plugins take part in, and chunk events.
+
+Hooks are called with keyword arguments; an implementation may accept a subset of them.
+None is called per sample. Every hook is documented in ``docs/plugins/hooks.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+__all__ = ["hookimpl", "hookspec"]
+
+hookspec = pluggy.HookspecMarker("litdata")
+hookimpl = pluggy.HookimplMarker("litdata")
+
+
+@hookspec(firstresult=True)
+def litdata_resolve_storage(url: str) -> str | None:
+    """Name the storage backend (a key of the ``storage`` registry) that serves ``url``.
+
+    The built-in implementation (``trylast``) maps the URL scheme to the backend of that name,
+    and local paths to ``"file"``. A plugin can claim paths first, e.g. NFS mounts.
+
+    Args:
+        url: A URL (``s3://bucket/prefix``) or a local path.
+
+    Returns:
+        A storage backend name, or ``None`` to let the next implementation decide.
+    """
+
+
+@hookspec(firstresult=True)
+def litdata_detect_format(path: str) -> str | None:
+    """Name the dataset format (a key of the ``formats`` registry) of the dataset at ``path``.
+
+    The built-in implementation (``trylast``) answers ``"chunks"`` when ``path`` holds an
+    ``index.json``.
+
+    Args:
+        path: A local directory.
+
+    Returns:
+        A format name, or ``None`` to let the next implementation decide.
+    """
+
+
+@hookspec
+def litdata_chunk_written(path: str, chunk: dict[str, Any]) -> None:
+    """A writer finished a chunk file.
+
+    Args:
+        path: The local path of the chunk file.
+        chunk: Its ``index.json`` entry (``filename``, ``chunk_size``, ``chunk_bytes``...).
+    """
+
+
+@hookspec
+def litdata_chunk_downloaded(url: str, path: str, nbytes: int, seconds: float) -> None:
+    """A chunk was fetched from storage (or decompressed) into the local cache.
+
+    Args:
+        url: Where it came from.
+        path: Where it is now.
+        nbytes: Its size on disk.
+        seconds: How long the transfer took.
+    """
+
+
+@hookspec
+def litdata_chunk_evicted(path: str, nbytes: int) -> None:
+    """A cached chunk was deleted to stay within the cache budget.
+
+    Args:
+        path: The deleted file.
+        nbytes: Its size.
+    """

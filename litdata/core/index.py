@@ -1,0 +1,378 @@
+"""``index.json``: the dataset's table of chunks and its encoding config, LitData's layout.
+
+Our additions are keys LitData ignores: ``format_version`` and ``plugins`` at the top level and
+``checksum`` per chunk. The file is always published atomically (temp file + rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "INDEX_FILENAME",
+    "ChunkEntry",
+    "DatasetConfig",
+    "DatasetIndex",
+    "atomic_write_bytes",
+    "load_index",
+    "merge_rank_indexes",
+    "parse_index",
+    "rank_index_filename",
+    "rank_index_files",
+    "write_index",
+]
+
+INDEX_FILENAME = "index.json"
+FORMAT_VERSION = 1
+_RANK_INDEX = re.compile(r"^(\d+)[.-]index\.json$")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkEntry:
+    """One chunk file, as listed in ``index.json`` (in global item order).
+
+    Attributes:
+        filename: The file name, relative to the dataset root.
+        chunk_size: The number of items (token sequences for TokensLoader) in the chunk.
+        chunk_bytes: The chunk's size before compression (header included).
+        dim: The number of tokens for TokensLoader chunks, else ``None``.
+        checksum: ``"crc32:<hex>"`` of the file as stored, or ``None`` (LitData datasets).
+        extra: Other keys found in the entry, kept as they are.
+    """
+
+    filename: str
+    chunk_size: int
+    chunk_bytes: int
+    dim: int | None = None
+    checksum: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as stored in ``index.json``."""
+        data: dict[str, Any] = {
+            **self.extra,
+            "chunk_bytes": self.chunk_bytes,
+            "chunk_size": self.chunk_size,
+            "dim": self.dim,
+            "filename": self.filename,
+        }
+        if self.checksum is not None:
+            data["checksum"] = self.checksum
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetConfig:
+    """How every chunk of a dataset is encoded (the ``config`` object of ``index.json``).
+
+    Attributes:
+        chunk_bytes: The writer's target bytes per chunk, if it used one.
+        chunk_size: The writer's target items (tokens for TokensLoader) per chunk, if used.
+        compression: The codec spec as given (``"zstd"``, ``"zstd:7"``), or ``None``.
+        data_format: One serializer name per sample leaf, in leaf order.
+        data_spec: The sample structure (PyTorch treespec JSON), or ``None``.
+        encryption: ``{"algorithm": ..., "level": ...}`` or ``None``.
+        item_loader: ``"PyTreeLoader"``, ``"TokensLoader"``... or ``None`` (old indexes).
+        extra: Other keys found in the config, kept as they are.
+    """
+
+    chunk_bytes: int | None = None
+    chunk_size: int | None = None
+    compression: str | None = None
+    data_format: tuple[str, ...] = ()
+    data_spec: str | None = None
+    encryption: Mapping[str, Any] | None = None
+    item_loader: str | None = "PyTreeLoader"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The config as stored in ``index.json``."""
+        data: dict[str, Any] = {
+            **self.extra,
+            "chunk_bytes": self.chunk_bytes,
+            "chunk_size": self.chunk_size,
+            "compression": self.compression,
+            "data_format": list(self.data_format),
+            "data_spec": self.data_spec,
+            "encryption": dict(self.encryption) if self.encryption is not None else None,
+        }
+        if self.item_loader is not None:
+            data["item_loader"] = self.item_loader
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetIndex:
+    """A parsed ``index.json``.
+
+    Attributes:
+        config: The encoding config.
+        chunks: The chunks, in global item order.
+        updated_at: When the index was written (``str(time.time())``), or ``None``.
+        format_version: litdata's format version, or ``None`` for datasets written by LitData.
+        plugins: For each plugin kind, the non-built-in plugins the dataset needs, as
+            ``{name: "distribution version"}``.
+    """
+
+    config: DatasetConfig
+    chunks: tuple[ChunkEntry, ...]
+    updated_at: str | None = None
+    format_version: int | None = FORMAT_VERSION
+    plugins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    @property
+    def num_items(self) -> int:
+        """The number of items stored (``chunk_size`` summed over chunks)."""
+        return sum(chunk.chunk_size for chunk in self.chunks)
+
+    def to_json(self) -> dict[str, Any]:
+        """The index as stored in ``index.json``."""
+        data: dict[str, Any] = {
+            "chunks": [chunk.to_json() for chunk in self.chunks],
+            "config": self.config.to_json(),
+        }
+        if self.updated_at is not None:
+            data["updated_at"] = self.updated_at
+        if self.format_version is not None:
+            data["format_version"] = self.format_version
+        if self.plugins:
+            data["plugins"] = {kind: dict(names) for kind, names in self.plugins.items()}
+        return data
+
+
+def _require(condition: bool, source: str, problem: str) -> None:
+    if not condition:
+        raise DatasetFormatError(
+            f"{source} is not a valid litdata index: {problem}. Re-create the dataset with "
+            f"optimize(), or restore the file from a backup."
+        )
+
+
+def _parse_chunk(raw: Any, position: int, source: str) -> ChunkEntry:
+    _require(isinstance(raw, dict), source, f"chunks[{position}] is not an object")
+    filename = raw.get("filename")
+    _require(
+        isinstance(filename, str)
+        and bool(filename)
+        and "/" not in filename
+        and "\\" not in filename
+        and filename not in (".", ".."),
+        source,
+        f"chunks[{position}].filename {filename!r} is not a plain file name",
+    )
+    for key in ("chunk_size", "chunk_bytes"):
+        value = raw.get(key)
+        _require(
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+            source,
+            f"chunks[{position}].{key} is {value!r}, not a non-negative integer",
+        )
+    dim = raw.get("dim")
+    _require(dim is None or isinstance(dim, int), source, f"chunks[{position}].dim is {dim!r}")
+    checksum = raw.get("checksum")
+    _require(checksum is None or isinstance(checksum, str), source, f"chunks[{position}].checksum")
+    known = {"filename", "chunk_size", "chunk_bytes", "dim", "checksum"}
+    return ChunkEntry(
+        filename=filename,
+        chunk_size=raw["chunk_size"],
+        chunk_bytes=raw["chunk_bytes"],
+        dim=dim,
+        checksum=checksum,
+        extra={key: value for key, value in raw.items() if key not in known},
+    )
+
+
+def _parse_config(raw: Any, source: str) -> DatasetConfig:
+    _require(isinstance(raw, dict), source, "'config' is missing or not an object")
+    data_format = raw.get("data_format")
+    _require(
+        isinstance(data_format, list) and all(isinstance(name, str) for name in data_format),
+        source,
+        f"config.data_format is {data_format!r}, not a list of serializer names",
+    )
+    for key in ("chunk_bytes", "chunk_size"):
+        value = raw.get(key)
+        _require(value is None or isinstance(value, int), source, f"config.{key} is {value!r}")
+    for key in ("compression", "data_spec", "item_loader"):
+        value = raw.get(key)
+        _require(value is None or isinstance(value, str), source, f"config.{key} is {value!r}")
+    encryption = raw.get("encryption")
+    _require(encryption is None or isinstance(encryption, dict), source, "config.encryption")
+    known = {
+        "chunk_bytes",
+        "chunk_size",
+        "compression",
+        "data_format",
+        "data_spec",
+        "encryption",
+        "item_loader",
+    }
+    return DatasetConfig(
+        chunk_bytes=raw.get("chunk_bytes"),
+        chunk_size=raw.get("chunk_size"),
+        compression=raw.get("compression"),
+        data_format=tuple(data_format),
+        data_spec=raw.get("data_spec"),
+        encryption=encryption,
+        item_loader=raw.get("item_loader"),
+        extra={key: value for key, value in raw.items() if key not in known},
+    )
+
+
+def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
+    """Validate and parse the JSON object of an ``index.json``.
+
+    Args:
+        data: The decoded JSON.
+        source: Where it came from, for error messages.
+
+    Raises:
+        DatasetFormatError: A key is missing or has the wrong type; the message names it.
+    """
+    _require(isinstance(data, dict), source, "the top level is not an object")
+    chunks = data.get("chunks")
+    _require(isinstance(chunks, list), source, "'chunks' is missing or not a list")
+    version = data.get("format_version")
+    _require(version is None or isinstance(version, int), source, "format_version")
+    if version is not None and version > FORMAT_VERSION:
+        raise DatasetFormatError(
+            f"{source} uses litdata format version {version}, but this litdata reads versions "
+            f"up to {FORMAT_VERSION}. Upgrade litdata: pip install -U litdata"
+        )
+    plugins = data.get("plugins", {})
+    _require(isinstance(plugins, dict), source, "'plugins' is not an object")
+    updated_at = data.get("updated_at")
+    return DatasetIndex(
+        config=_parse_config(data.get("config"), source),
+        chunks=tuple(_parse_chunk(raw, i, source) for i, raw in enumerate(chunks)),
+        updated_at=None if updated_at is None else str(updated_at),
+        format_version=version,
+        plugins=plugins,
+    )
+
+
+def load_index(path: str | os.PathLike[str]) -> DatasetIndex:
+    """Read and validate an ``index.json`` file (or the one inside a directory).
+
+    Raises:
+        DatasetNotFoundError: The file does not exist.
+        DatasetFormatError: It is not valid JSON or not a valid index.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / INDEX_FILENAME
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetNotFoundError(
+            f"No dataset at {path.parent}: {path.name} does not exist. Did optimize() finish? "
+            f"If per-worker indexes are there, litdata.complete_dataset() merges them."
+        ) from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise DatasetFormatError(f"{path} is not valid JSON ({error}).") from error
+    return parse_index(data, str(path))
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either nothing or the whole file."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.tmp.{os.getpid()}")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def write_index(path: str | os.PathLike[str], index: DatasetIndex) -> None:
+    """Publish ``index`` as JSON at ``path``, atomically, with sorted keys as LitData writes."""
+    atomic_write_bytes(path, json.dumps(index.to_json(), sort_keys=True).encode())
+
+
+def rank_index_filename(rank: int) -> str:
+    """The per-writer index file name, ``<rank>.index.json``."""
+    return f"{rank}.index.json"
+
+
+def rank_index_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """The per-writer and per-node indexes in ``directory``, in natural rank order.
+
+    Per-writer indexes are named ``<rank>.index.json``, per-node ones ``<node>-index.json``.
+    """
+    directory = Path(directory)
+    found = []
+    for name in os.listdir(directory):
+        match = _RANK_INDEX.match(name)
+        if match:
+            found.append((int(match.group(1)), name))
+    return [directory / name for _, name in sorted(found)]
+
+
+def _merge_plugins(into: dict[str, dict[str, str]], extra: Mapping[str, Mapping[str, str]]) -> None:
+    for kind, names in extra.items():
+        into.setdefault(kind, {}).update(names)
+
+
+def merge_rank_indexes(
+    directory: str | os.PathLike[str], existing: DatasetIndex | None = None
+) -> DatasetIndex:
+    """Merge the per-writer indexes in ``directory`` into ``index.json`` and delete them.
+
+    Chunks are concatenated in rank order after those of ``existing`` (append mode). The
+    ``index.json`` appears atomically; the shards are removed only after it exists.
+
+    Raises:
+        DatasetFormatError: Two writers (or the existing dataset) used different configs.
+        DatasetNotFoundError: There is nothing to merge.
+    """
+    directory = Path(directory)
+    shards = rank_index_files(directory)
+    if not shards and existing is None:
+        raise DatasetNotFoundError(
+            f"No per-writer index files (<rank>.index.json) in {directory}: nothing to merge."
+        )
+    config = existing.config if existing else None
+    chunks: list[ChunkEntry] = list(existing.chunks) if existing else []
+    plugins: dict[str, dict[str, str]] = {}
+    if existing:
+        _merge_plugins(plugins, existing.plugins)
+    for shard in shards:
+        part = load_index(shard)
+        if config is None:
+            config = part.config
+        elif part.config.to_json() != config.to_json():
+            raise DatasetFormatError(
+                f"{shard.name} was written with a config that differs from the rest of the "
+                f"dataset in {directory}:\n  {part.config.to_json()}\nvs\n  {config.to_json()}\n"
+                f"All writers of one dataset must use the same chunk size, compression and "
+                f"sample structure."
+            )
+        chunks.extend(part.chunks)
+        _merge_plugins(plugins, part.plugins)
+    if config is None:  # only empty shards: nothing was written
+        raise DatasetNotFoundError(f"The per-writer indexes in {directory} list no chunks.")
+    merged = DatasetIndex(
+        config=config,
+        chunks=tuple(chunks),
+        updated_at=str(time.time()),
+        format_version=FORMAT_VERSION,
+        plugins=plugins,
+    )
+    write_index(directory / INDEX_FILENAME, merged)
+    for shard in shards:
+        shard.unlink(missing_ok=True)
+    return merged

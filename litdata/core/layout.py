@@ -1,0 +1,83 @@
+"""The chunk file layout, LitData's: ``[u32 N][u32 offsets (N+1 of them)][item bytes...]``.
+
+``offsets[i]`` is the byte position of item ``i`` in the file, ``offsets[N]`` the file's length.
+All integers are little-endian. Pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+from collections.abc import Sequence
+from itertools import accumulate
+
+from litdata.core.errors import ChunkCorruptError
+
+__all__ = ["header_size", "pack_chunk", "read_offsets", "validate_header"]
+
+_U32 = struct.Struct("<I")
+_LITTLE = sys.byteorder == "little"
+
+
+def header_size(num_items: int) -> int:
+    """Bytes taken by the header of a chunk with ``num_items`` items."""
+    return 4 * (num_items + 2)
+
+
+def pack_chunk(items: Sequence[bytes | bytearray | memoryview]) -> bytes:
+    """Assemble a chunk file from encoded items.
+
+    Raises:
+        OverflowError: The chunk would exceed 4 GiB (offsets are 32-bit).
+    """
+    start = header_size(len(items))
+    offsets = array("I", [len(items)])
+    try:
+        offsets.extend(accumulate((len(item) for item in items), initial=start))
+    except OverflowError:
+        raise OverflowError(
+            "A chunk cannot exceed 4 GiB (its offsets are 32-bit); use a smaller chunk_bytes."
+        ) from None
+    if not _LITTLE:
+        offsets.byteswap()
+    return b"".join((offsets.tobytes(), *items))
+
+
+def read_offsets(buffer: bytes | memoryview, item: int) -> tuple[int, int]:
+    """The ``[start, end)`` byte range of item ``item`` of the chunk in ``buffer``."""
+    return struct.unpack_from("<II", buffer, 4 + 4 * item)
+
+
+def validate_header(
+    buffer: bytes | memoryview, *, num_items: int, file_size: int, name: str
+) -> None:
+    """Check that a chunk's header agrees with its index entry and its size.
+
+    Args:
+        buffer: The chunk's bytes (at least its header).
+        num_items: The number of items the index lists for it.
+        file_size: The number of bytes the file has.
+        name: The file, for error messages.
+
+    Raises:
+        ChunkCorruptError: The chunk is truncated or its header is inconsistent.
+    """
+    needed = header_size(num_items)
+    if file_size < needed:
+        raise ChunkCorruptError(
+            f"Chunk {name} is truncated: {file_size} bytes, but its header alone needs "
+            f"{needed}. Re-download or re-create the dataset."
+        )
+    (count,) = _U32.unpack_from(buffer, 0)
+    if count != num_items:
+        raise ChunkCorruptError(
+            f"Chunk {name} says it holds {count} items, but index.json lists {num_items}. "
+            f"The file or the index is corrupt or from another dataset."
+        )
+    first, last = (_U32.unpack_from(buffer, 4 + 4 * i)[0] for i in (0, num_items))
+    if first != needed or last > file_size or last < first:
+        raise ChunkCorruptError(
+            f"Chunk {name} is corrupt or truncated: its items span bytes {first}..{last} but "
+            f"the file has {file_size} bytes. Re-download or re-create the dataset."
+        )

@@ -1,0 +1,194 @@
+"""The contracts plugins satisfy. Plain ``typing.Protocol``s: no base class to inherit.
+
+Each plugin kind is an entry-point group ``litdata.<kind>`` whose entry-point name is the
+registry key; the plugin class's ``name`` must equal that key. Optional abilities are separate
+``runtime_checkable`` protocols, tested with ``isinstance``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from litdata.core.index import DatasetIndex
+
+__all__ = [
+    "Compressor",
+    "Encryptor",
+    "Executor",
+    "FileDecompressor",
+    "FormatAdapter",
+    "InPlaceStorage",
+    "PickleAware",
+    "RangedStorage",
+    "Serializer",
+    "ShuffleStrategy",
+    "StorageBackend",
+    "protocol_members",
+]
+
+
+class Serializer(Protocol):
+    """Turns one kind of sample leaf into bytes and back (LitData's serializer interface).
+
+    Optional class attributes: ``priority: int`` (probe order when inferring a leaf's
+    serializer on write; higher first, default 50) and ``fixed_size: int`` (every payload has
+    exactly this many bytes; LitData's ``size``).
+    """
+
+    name: ClassVar[str]
+
+    def can_serialize(self, item: Any) -> bool:
+        """Whether this serializer claims ``item`` when a dataset's formats are inferred."""
+        ...
+
+    def serialize(self, item: Any) -> tuple[bytes | bytearray | memoryview, str | None]:
+        """Return the payload and the ``data_format`` name to record (``None``: the key)."""
+        ...
+
+    def deserialize(self, data: bytes | memoryview) -> Any:
+        """Rebuild a leaf from its payload."""
+        ...
+
+    def setup(self, data_format: str) -> None:
+        """Prepare to decode leaves recorded as ``data_format`` (e.g. ``no_header_numpy:10``)."""
+        ...
+
+
+@runtime_checkable
+class PickleAware(Protocol):
+    """A serializer whose payloads could import and run code; it obeys ``allow_pickle``."""
+
+    allow_pickle: bool
+
+
+class Compressor(Protocol):
+    """Compresses whole chunk files. Constructed as ``cls(level)`` from ``"name[:level]"``."""
+
+    name: ClassVar[str]
+
+    def compress(self, data: bytes | memoryview) -> bytes:
+        """Compress one chunk."""
+        ...
+
+    def decompress(self, data: bytes | memoryview) -> bytes:
+        """Decompress one chunk."""
+        ...
+
+
+@runtime_checkable
+class FileDecompressor(Protocol):
+    """A compressor that can stream a file to a file without holding it in memory."""
+
+    def decompress_file(self, source: str, destination: str) -> None:
+        """Decompress ``source`` into ``destination``."""
+        ...
+
+
+class Encryptor(Protocol):
+    """Encrypts chunks or samples. The index stores ``to_config()``, never a secret."""
+
+    name: ClassVar[str]
+    level: str
+
+    def encrypt(self, data: bytes) -> bytes:
+        """Encrypt one chunk or sample."""
+        ...
+
+    def decrypt(self, data: bytes | memoryview) -> bytes:
+        """Decrypt one chunk or sample."""
+        ...
+
+    def to_config(self) -> dict[str, Any]:
+        """Public parameters to record in ``index.json`` (algorithm, level, salt...)."""
+        ...
+
+
+class StorageBackend(Protocol):
+    """Moves files between a URL scheme and local paths. The key is the URL scheme."""
+
+    name: ClassVar[str]
+
+    def download(self, url: str, local_path: str) -> None:
+        """Copy the object at ``url`` to ``local_path`` (the caller publishes it atomically)."""
+        ...
+
+    def upload(self, local_path: str, url: str) -> None:
+        """Copy ``local_path`` to ``url``."""
+        ...
+
+    def exists(self, url: str) -> bool:
+        """Whether an object exists at ``url``."""
+        ...
+
+    def list(self, url: str) -> list[str]:
+        """Names of the objects directly under the prefix ``url``."""
+        ...
+
+    def delete(self, url: str) -> None:
+        """Remove the object at ``url``; a missing object is not an error."""
+        ...
+
+
+@runtime_checkable
+class RangedStorage(Protocol):
+    """A backend that reads byte ranges without fetching whole objects."""
+
+    def read_range(self, url: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the object at ``url``."""
+        ...
+
+
+@runtime_checkable
+class InPlaceStorage(Protocol):
+    """A backend whose objects are local files that may be read (memory-mapped) in place."""
+
+    def local_path(self, url: str) -> str:
+        """The local file path behind ``url``."""
+        ...
+
+
+class ShuffleStrategy(Protocol):
+    """Orders chunks and the items inside them for one epoch; pure and deterministic."""
+
+    name: ClassVar[str]
+
+    def chunk_order(self, chunk_sizes: Sequence[int], seed: int, epoch: int) -> list[int]:
+        """The order in which chunks are dealt to ranks and workers this epoch."""
+        ...
+
+    def item_order(self, chunk_index: int, num_items: int, seed: int, epoch: int) -> list[int]:
+        """The order in which the items of one chunk are read this epoch."""
+        ...
+
+
+class FormatAdapter(Protocol):
+    """Presents a dataset stored in some format as litdata chunks (native, MDS, Parquet...)."""
+
+    name: ClassVar[str]
+
+    def read_index(self, root: str) -> DatasetIndex:
+        """Read or build the index of the dataset under the local directory ``root``."""
+        ...
+
+
+class Executor(Protocol):
+    """Runs ``optimize``/``map`` workers: locally, on a Dask or a Ray cluster."""
+
+    name: ClassVar[str]
+
+    def run(self, worker: Callable[[int], None], num_workers: int) -> None:
+        """Call ``worker(rank)`` for every rank in ``range(num_workers)`` and wait for all."""
+        ...
+
+
+def protocol_members(protocol: type) -> tuple[str, ...]:
+    """The names a plugin must define to satisfy ``protocol`` (attributes and methods)."""
+    names = set(getattr(protocol, "__annotations__", {}))
+    names.update(
+        name
+        for name, value in vars(protocol).items()
+        if callable(value) and not name.startswith("_")
+    )
+    return tuple(sorted(names))

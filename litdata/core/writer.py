@@ -1,0 +1,235 @@
+"""``ChunkWriter``: samples in, chunk files and a per-writer index out. No threads, no processes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from litdata.core import hooks
+from litdata.core.checksum import checksum_of
+from litdata.core.codecs import chunk_filename, create_compressor
+from litdata.core.errors import LitdataWarning
+from litdata.core.index import (
+    INDEX_FILENAME,
+    ChunkEntry,
+    DatasetConfig,
+    DatasetIndex,
+    atomic_write_bytes,
+    merge_rank_indexes,
+    rank_index_filename,
+    write_index,
+)
+from litdata.core.items import PYTREE, PyTreeEncoder
+from litdata.core.layout import header_size, pack_chunk
+from litdata.core.protocols import Serializer
+from litdata.core.serialization import SerializerSet
+from litdata.core.units import parse_size
+
+__all__ = ["ChunkWriter", "write_dataset"]
+
+logger = logging.getLogger(__name__)
+
+
+def _check_targets(chunk_size: int | None, chunk_bytes: int | str | None) -> int | None:
+    if (chunk_size is None) == (chunk_bytes is None):
+        raise ValueError(
+            "Pass exactly one of chunk_size (items per chunk) or chunk_bytes (bytes per chunk, "
+            "e.g. '64MB')."
+        )
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0
+    ):
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    return None if chunk_bytes is None else parse_size(chunk_bytes, what="chunk_bytes")
+
+
+class ChunkWriter:
+    """Packs samples into chunk files in ``output_dir`` and lists them in ``<rank>.index.json``.
+
+    Args:
+        output_dir: A local directory (created if missing).
+        chunk_size: Close a chunk when it holds this many items.
+        chunk_bytes: Close a chunk before it would exceed this many bytes (int or ``"64MB"``).
+        compression: A compressor spec (``"zstd"``, ``"zstd:7"``, ``"lz4"``) or ``None``.
+        serializers: Extra serializers by name, probed before the installed ones.
+        rank: The writer's rank, used in chunk and index file names.
+        chunk_index: The number of this writer's first chunk (to continue a dataset).
+
+    Exactly one of ``chunk_size`` and ``chunk_bytes`` is required.
+    """
+
+    def __init__(
+        self,
+        output_dir: str | os.PathLike[str],
+        *,
+        chunk_size: int | None = None,
+        chunk_bytes: int | str | None = None,
+        compression: str | None = None,
+        serializers: Mapping[str, Serializer] | None = None,
+        rank: int = 0,
+        chunk_index: int = 0,
+    ) -> None:
+        self._chunk_bytes = _check_targets(chunk_size, chunk_bytes)
+        self._chunk_size = chunk_size
+        self._compression = compression
+        self._compressor = create_compressor(compression) if compression else None
+        self._encoder = PyTreeEncoder(SerializerSet(serializers))
+        self.output_dir = Path(output_dir)
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self.rank = rank
+        self._next_chunk = chunk_index
+        self._items: list[bytes] = []
+        self._item_bytes = 0
+        self._dim: int | None = None
+        self.chunks: list[ChunkEntry] = []
+        self.num_samples = 0
+
+    @property
+    def config(self) -> DatasetConfig:
+        """The dataset config this writer records."""
+        return DatasetConfig(
+            chunk_bytes=self._chunk_bytes,
+            chunk_size=self._chunk_size,
+            compression=self._compression,
+            data_format=self._encoder.data_format,
+            data_spec=self._encoder.data_spec,
+            encryption=None,
+            item_loader=PYTREE,
+        )
+
+    def add(self, sample: Any) -> None:
+        """Encode ``sample`` and append it, writing a chunk file when one is full.
+
+        Raises:
+            SampleError: The sample cannot be encoded (see ``PyTreeEncoder.encode``).
+        """
+        data, dim = self._encoder.encode(sample)
+        count = len(self._items)
+        if count and self._overflows(count, len(data), dim):
+            self._flush()
+            count = 0
+        self._items.append(data)
+        self._item_bytes += len(data)
+        if dim is not None:
+            self._dim = (self._dim or 0) + dim
+        self.num_samples += 1
+        if self._chunk_size is not None and (self._dim or len(self._items)) >= self._chunk_size:
+            self._flush()
+        elif (
+            self._chunk_bytes is not None
+            and count == 0
+            and (header_size(1) + len(data) > self._chunk_bytes)
+        ):
+            warnings.warn(
+                f"Sample {self.num_samples - 1} takes {len(data)} bytes, more than "
+                f"chunk_bytes={self._chunk_bytes}; it is written alone in its chunk. Raise "
+                f"chunk_bytes if this happens often.",
+                LitdataWarning,
+                stacklevel=2,
+            )
+            self._flush()
+
+    def _overflows(self, count: int, size: int, dim: int | None) -> bool:
+        if self._chunk_bytes is not None:
+            return header_size(count + 1) + self._item_bytes + size > self._chunk_bytes
+        if dim is not None and self._chunk_size is not None:
+            return (self._dim or 0) + dim > self._chunk_size
+        return False
+
+    def _flush(self) -> None:
+        if not self._items:
+            return
+        data = pack_chunk(self._items)
+        raw_size = len(data)
+        if self._compressor is not None:
+            data = self._compressor.compress(data)
+        filename = chunk_filename(self.rank, self._next_chunk, self._compression)
+        path = self.output_dir / filename
+        atomic_write_bytes(path, data)
+        entry = ChunkEntry(
+            filename=filename,
+            chunk_size=len(self._items),
+            chunk_bytes=raw_size,
+            dim=self._dim,
+            checksum=checksum_of(data),
+        )
+        self.chunks.append(entry)
+        self._next_chunk += 1
+        self._items = []
+        self._item_bytes = 0
+        self._dim = None
+        hooks.chunk_written(str(path), entry.to_json())
+
+    def close(self) -> DatasetIndex | None:
+        """Write the last chunk and ``<rank>.index.json``; return this writer's index.
+
+        Returns ``None`` (and writes no index) when the writer received no sample.
+        """
+        self._flush()
+        if not self.chunks:
+            return None
+        providers = self._encoder.providers
+        index = DatasetIndex(
+            config=self.config,
+            chunks=tuple(self.chunks),
+            plugins={"serializers": dict(providers)} if providers else {},
+        )
+        write_index(self.output_dir / rank_index_filename(self.rank), index)
+        return index
+
+
+def write_dataset(
+    samples: Iterable[Any],
+    output_dir: str | os.PathLike[str],
+    *,
+    chunk_size: int | None = None,
+    chunk_bytes: int | str | None = None,
+    compression: str | None = None,
+    serializers: Mapping[str, Serializer] | None = None,
+) -> Path:
+    """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
+
+    Args:
+        samples: The samples, in order.
+        output_dir: A new or empty local directory.
+        chunk_size: Items per chunk (exactly one of this and ``chunk_bytes``).
+        chunk_bytes: Bytes per chunk, an int or a size string such as ``"64MB"``.
+        compression: A compressor spec, e.g. ``"zstd"``.
+        serializers: Extra serializers by name, probed before the installed ones.
+
+    Returns:
+        The dataset directory, which holds ``index.json`` once this returns.
+
+    Raises:
+        FileExistsError: ``output_dir`` already holds a dataset.
+        ValueError: No sample was given.
+    """
+    output = Path(output_dir)
+    if (output / INDEX_FILENAME).exists():
+        raise FileExistsError(
+            f"{output} already holds a dataset (index.json exists). Choose another directory "
+            f"or delete it first."
+        )
+    writer = ChunkWriter(
+        output,
+        chunk_size=chunk_size,
+        chunk_bytes=chunk_bytes,
+        compression=compression,
+        serializers=serializers,
+    )
+    try:
+        for sample in samples:
+            writer.add(sample)
+        if writer.close() is None:
+            raise ValueError(f"No samples were given, so no dataset was written to {output}.")
+    except BaseException:
+        for chunk in writer.chunks:
+            (output / chunk.filename).unlink(missing_ok=True)
+        (output / rank_index_filename(writer.rank)).unlink(missing_ok=True)
+        raise
+    merge_rank_indexes(output)
+    return output

@@ -1,0 +1,1 @@
+"""Built-in serializers. Priorities reproduce LitData's probe order on write."""

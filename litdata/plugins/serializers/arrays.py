@@ -1,0 +1,132 @@
+"""NumPy arrays: ``numpy`` (with a dtype and shape header) and ``no_header_numpy`` (1-D).
+
+Layouts and dtype numbers are LitData's: ``numpy`` stores ``[u32 dtype][u32 ndim][u32 dims]``
+then the C-order data; ``no_header_numpy:<dtype>`` stores only the data of a 1-D array.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = ["NUMPY_DTYPES", "NoHeaderNumpySerializer", "NumpySerializer", "numpy_dtype_index"]
+
+#: LitData's numpy dtype table; the position is the number stored in data.
+NUMPY_DTYPES: tuple[np.dtype[Any], ...] = tuple(
+    np.dtype(name)
+    for name in (
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "bool",
+    )
+)
+_INDEX = {dtype: index for index, dtype in enumerate(NUMPY_DTYPES)}
+
+
+def numpy_dtype_index(dtype: np.dtype[Any]) -> int | None:
+    """LitData's number for ``dtype`` (any byte order), or ``None`` if it has none."""
+    native: np.dtype[Any] = dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
+    return _INDEX.get(native)
+
+
+def _little_contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    little = array.dtype.newbyteorder("<")
+    if array.dtype != little:
+        array = array.astype(little)
+    return np.ascontiguousarray(array)
+
+
+def _dtype_from_index(index: int, data_format: str) -> np.dtype[Any]:
+    if not 0 <= index < len(NUMPY_DTYPES):
+        raise ValueError(f"{data_format!r} names numpy dtype number {index}, which is unknown.")
+    little: np.dtype[Any] = NUMPY_DTYPES[index].newbyteorder("<")
+    return little
+
+
+class NumpySerializer:
+    """Arrays with more than one dimension, with their dtype and shape."""
+
+    name: ClassVar[str] = "numpy"
+    priority: ClassVar[int] = 125
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims numeric arrays with ``ndim > 1`` (1-D ones go to ``no_header_numpy``)."""
+        return (
+            isinstance(item, np.ndarray)
+            and item.ndim > 1
+            and numpy_dtype_index(item.dtype) is not None
+        )
+
+    def serialize(self, item: Any) -> tuple[bytes, None]:
+        """Header, then the C-order little-endian data."""
+        if not isinstance(item, np.ndarray):
+            raise TypeError(f"expected a numpy array, got {type(item).__qualname__}")
+        index = numpy_dtype_index(item.dtype)
+        if index is None:
+            raise TypeError(f"numpy dtype {item.dtype} has no LitData number; it is not stored")
+        header = struct.pack(f"<{2 + item.ndim}I", index, item.ndim, *item.shape)
+        return header + _little_contiguous(item).tobytes(), None
+
+    def deserialize(self, data: bytes | memoryview) -> np.ndarray[Any, Any]:
+        """A writable array of the stored dtype and shape."""
+        index, ndim = struct.unpack_from("<II", data)
+        shape = struct.unpack_from(f"<{ndim}I", data, 8)
+        dtype = _dtype_from_index(index, "numpy")
+        array = np.frombuffer(data, dtype=dtype, offset=8 + 4 * ndim).reshape(shape)
+        return array.astype(dtype.newbyteorder("="), copy=True)
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare: the header says everything."""
+
+
+class NoHeaderNumpySerializer:
+    """1-D arrays, data only; the dtype is in the format name (``no_header_numpy:9``)."""
+
+    name: ClassVar[str] = "no_header_numpy"
+    priority: ClassVar[int] = 130
+
+    def __init__(self) -> None:
+        self._dtype: np.dtype[Any] | None = None
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims 1-D numeric arrays."""
+        return (
+            isinstance(item, np.ndarray)
+            and item.ndim == 1
+            and numpy_dtype_index(item.dtype) is not None
+        )
+
+    def serialize(self, item: Any) -> tuple[bytes, str]:
+        """The raw data; the name records the dtype."""
+        if not isinstance(item, np.ndarray) or item.ndim != 1:
+            raise TypeError(f"expected a 1-D numpy array, got {type(item).__qualname__}")
+        index = numpy_dtype_index(item.dtype)
+        if index is None:
+            raise TypeError(f"numpy dtype {item.dtype} has no LitData number; it is not stored")
+        return _little_contiguous(item).tobytes(), f"no_header_numpy:{index}"
+
+    def setup(self, data_format: str) -> None:
+        """Learn the dtype from ``no_header_numpy:<dtype number>``."""
+        _, _, number = data_format.partition(":")
+        if not number.isdigit():
+            raise ValueError(f"{data_format!r} lacks the dtype number (no_header_numpy:<n>).")
+        self._dtype = _dtype_from_index(int(number), data_format)
+
+    def deserialize(self, data: bytes | memoryview) -> np.ndarray[Any, Any]:
+        """A writable 1-D array."""
+        if self._dtype is None:
+            raise RuntimeError("setup() must be called with the data_format before deserialize")
+        return np.frombuffer(data, dtype=self._dtype).astype(self._dtype.newbyteorder("="))

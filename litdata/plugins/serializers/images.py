@@ -1,0 +1,151 @@
+"""PIL images: ``pil`` (raw pixels, LitData's layout), ``jpeg`` and ``png`` (encoded bytes).
+
+Pillow is imported only when an image is met (``pip install 'litdata[images]'``).
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import sys
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from litdata.core.imports import require
+
+if TYPE_CHECKING:
+    import torch
+    from PIL.Image import Image as PILImage
+
+__all__ = ["JPEGSerializer", "PILSerializer", "PNGSerializer", "decode_image_tensor"]
+
+_PIL_HEADER = struct.Struct("<III")
+
+
+def _pil() -> Any:
+    return require("PIL.Image", extra="images", purpose="Reading and writing images")
+
+
+def _is_pil(item: Any, file_class: str | None = None) -> bool:
+    """Whether ``item`` is a PIL image (opened from a file of class ``file_class``, if given)."""
+    image_module = sys.modules.get("PIL.Image")
+    if image_module is None or not isinstance(item, image_module.Image):
+        return False
+    return file_class is None or type(item).__name__ == file_class
+
+
+def decode_image_tensor(data: bytes | memoryview) -> torch.Tensor:
+    """Decode encoded image bytes into a ``uint8`` RGB tensor of shape ``(3, H, W)``.
+
+    EXIF orientation is applied, as torchvision's decoder does for LitData.
+    """
+    import numpy as np
+    import torch
+
+    image_module = _pil()
+    image_ops = require("PIL.ImageOps", extra="images", purpose="Decoding images")
+    with image_module.open(io.BytesIO(data)) as image:
+        rgb = image_ops.exif_transpose(image).convert("RGB")
+        array = np.asarray(rgb)
+    return torch.from_numpy(array.copy()).permute(2, 0, 1).contiguous()
+
+
+def _file_bytes(image: PILImage) -> bytes | None:
+    filename = getattr(image, "filename", None)
+    if filename:
+        try:
+            with open(filename, "rb") as handle:
+                return handle.read()
+        except OSError:
+            return None
+    return None
+
+
+class PILSerializer:
+    """PIL images other than JPEG files, as raw pixels: ``[u32 w][u32 h][u32 len(mode)] mode``."""
+
+    name: ClassVar[str] = "pil"
+    priority: ClassVar[int] = 150
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims PIL images that are neither JPEG nor PNG files."""
+        return _is_pil(item) and type(item).__name__ not in ("JpegImageFile", "PngImageFile")
+
+    def serialize(self, item: Any) -> tuple[bytes, None]:
+        """Header, mode, then ``tobytes()``."""
+        if not _is_pil(item):
+            raise TypeError(f"expected a PIL image, got {type(item).__qualname__}")
+        mode = item.mode.encode("ascii")
+        return _PIL_HEADER.pack(item.width, item.height, len(mode)) + mode + item.tobytes(), None
+
+    def deserialize(self, data: bytes | memoryview) -> PILImage:
+        """The PIL image."""
+        width, height, mode_size = _PIL_HEADER.unpack_from(data)
+        start = _PIL_HEADER.size
+        mode = bytes(data[start : start + mode_size]).decode("ascii")
+        raw = bytes(data[start + mode_size :])
+        return _pil().frombytes(mode, (width, height), raw)  # type: ignore[no-any-return]
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare."""
+
+
+class JPEGSerializer:
+    """PIL JPEG files, stored as their original bytes; streamed back as a ``(3, H, W)`` tensor."""
+
+    name: ClassVar[str] = "jpeg"
+    priority: ClassVar[int] = 160
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims images opened from JPEG files."""
+        return _is_pil(item, "JpegImageFile")
+
+    def serialize(self, item: Any) -> tuple[bytes, None]:
+        """The source file's bytes when available, else a re-encoded JPEG."""
+        if not _is_pil(item):
+            raise TypeError(f"expected a PIL image, got {type(item).__qualname__}")
+        original = _file_bytes(item)
+        if original is not None:
+            return original, None
+        buffer = io.BytesIO()
+        item.convert("RGB" if item.mode not in ("RGB", "L") else item.mode).save(
+            buffer, format="JPEG", quality=95
+        )
+        return buffer.getvalue(), None
+
+    def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
+        """A ``uint8`` RGB tensor of shape ``(3, H, W)``."""
+        return decode_image_tensor(data)
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare."""
+
+
+class PNGSerializer:
+    """PIL PNG files, stored losslessly as PNG bytes; streamed back as PIL images."""
+
+    name: ClassVar[str] = "png"
+    priority: ClassVar[int] = 155
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims images opened from PNG files."""
+        return _is_pil(item, "PngImageFile")
+
+    def serialize(self, item: Any) -> tuple[bytes, None]:
+        """The source file's bytes when available, else a PNG encoding of the pixels."""
+        if not _is_pil(item):
+            raise TypeError(f"expected a PIL image, got {type(item).__qualname__}")
+        original = _file_bytes(item)
+        if original is not None:
+            return original, None
+        buffer = io.BytesIO()
+        item.save(buffer, format="PNG")
+        return buffer.getvalue(), None
+
+    def deserialize(self, data: bytes | memoryview) -> PILImage:
+        """The decoded PIL image (loaded, so no file stays open)."""
+        image = _pil().open(io.BytesIO(bytes(data)))
+        image.load()
+        return image  # type: ignore[no-any-return]
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare."""

@@ -1,0 +1,118 @@
+"""The media wrappers' serializers: ``image`` (``image:<ext>``) and ``file`` (``file:<ext>``)."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from litdata.plugins.serializers.images import decode_image_tensor
+from litdata.types import File, Image
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["FileSerializer", "ImageSerializer"]
+
+IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "gif"})
+_MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG", "png"), (b"GIF8", "gif"), (b"BM", "bmp"))
+
+
+def _extension(path: str | os.PathLike[str] | None) -> str:
+    return Path(path).suffix.lower().lstrip(".") if path else ""
+
+
+def _is_image_path(item: Any) -> bool:
+    if not isinstance(item, str | os.PathLike) or isinstance(item, bytes):
+        return False
+    path = os.fspath(item)
+    return _extension(path) in IMAGE_EXTENSIONS and os.path.isfile(path)
+
+
+def _sniff(data: bytes) -> str:
+    for magic, extension in _MAGIC:
+        if data.startswith(magic):
+            return extension
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return "jpg"
+
+
+def _encode(wrapper: Image) -> tuple[bytes, str]:
+    from PIL import Image as PILImage
+
+    if wrapper.image is not None:
+        image = wrapper.image
+        default = (image.format or "PNG").lower()
+    elif wrapper.array is not None:
+        image = PILImage.fromarray(wrapper.array)
+        default = "png"
+    else:
+        image = PILImage.open(io.BytesIO(wrapper.read()))
+        default = (image.format or "PNG").lower()
+    fmt = (wrapper.format or default).lower().replace("jpg", "jpeg")
+    if wrapper.mode:
+        image = image.convert(wrapper.mode)
+    if fmt == "jpeg" and image.mode not in ("RGB", "L"):
+        image = image.convert("RGB")
+    options = {"quality": wrapper.quality} if wrapper.quality and fmt in ("jpeg", "webp") else {}
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt.upper(), **options)
+    return buffer.getvalue(), "jpg" if fmt == "jpeg" else fmt
+
+
+class ImageSerializer:
+    """``Image`` wrappers and paths to image files; streamed back as ``(3, H, W)`` tensors."""
+
+    name: ClassVar[str] = "image"
+    priority: ClassVar[int] = 220
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims ``Image`` wrappers and existing files with an image extension."""
+        return isinstance(item, Image) or _is_image_path(item)
+
+    def serialize(self, item: Any) -> tuple[bytes, str]:
+        """Encoded image bytes; the name records the encoding, e.g. ``image:jpg``."""
+        if _is_image_path(item):
+            item = Image(path=os.fspath(item))
+        if not isinstance(item, Image):
+            raise TypeError(f"expected an Image or an image path, got {type(item).__qualname__}")
+        if item.needs_encoding:
+            data, extension = _encode(item)
+        else:
+            data = item.read()
+            extension = _extension(item.path) or _sniff(data)
+        return data, f"image:{'jpg' if extension == 'jpeg' else extension}"
+
+    def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
+        """A ``uint8`` RGB tensor of shape ``(3, H, W)``."""
+        return decode_image_tensor(data)
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare: the bytes say how they are encoded."""
+
+
+class FileSerializer:
+    """``File`` wrappers, stored as the file's bytes; streamed back as ``bytes``."""
+
+    name: ClassVar[str] = "file"
+    priority: ClassVar[int] = 215
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims ``File`` wrappers only."""
+        return isinstance(item, File)
+
+    def serialize(self, item: Any) -> tuple[bytes, str]:
+        """The bytes; the name records the extension, e.g. ``file:txt``."""
+        if not isinstance(item, File):
+            raise TypeError(f"expected a File, got {type(item).__qualname__}")
+        extension = _extension(item.path)
+        return item.read(), f"file:{extension}" if extension else "file"
+
+    def deserialize(self, data: bytes | memoryview) -> bytes:
+        """The file's bytes."""
+        return bytes(data)
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare."""

@@ -1,0 +1,148 @@
+"""Torch tensors: ``tensor`` (with a dtype and shape header) and ``no_header_tensor`` (1-D).
+
+Layouts and dtype numbers are LitData's. The ``tensor`` header is big-endian
+``[u32 dtype][u32 ndim][u32 dims]``. Torch is imported only when a tensor is met.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["NoHeaderTensorSerializer", "TensorSerializer", "torch_dtype", "torch_dtype_index"]
+
+# LitData's table: several numbers name the same dtype; writers record the last one.
+_DTYPE_NAMES = (
+    "float32",
+    "float32",
+    "float64",
+    "float64",
+    "complex64",
+    "complex64",
+    "complex128",
+    "complex128",
+    "float16",
+    "float16",
+    "bfloat16",
+    "uint8",
+    "int8",
+    "int16",
+    "int16",
+    "int32",
+    "int32",
+    "int64",
+    "int64",
+    "bool",
+    "uint16",
+)
+
+
+def _is_tensor(item: Any) -> bool:
+    torch_module = sys.modules.get("torch")
+    return torch_module is not None and isinstance(item, torch_module.Tensor)
+
+
+def torch_dtype(index: int) -> torch.dtype:
+    """The torch dtype LitData numbers ``index``."""
+    import torch
+
+    if not 0 <= index < len(_DTYPE_NAMES):
+        raise ValueError(f"Torch dtype number {index} is unknown.")
+    return getattr(torch, _DTYPE_NAMES[index])  # type: ignore[no-any-return]
+
+
+def torch_dtype_index(dtype: torch.dtype) -> int | None:
+    """The number LitData writes for ``dtype`` (the last alias), or ``None``."""
+    name = str(dtype).removeprefix("torch.")
+    for index in range(len(_DTYPE_NAMES) - 1, -1, -1):
+        if _DTYPE_NAMES[index] == name:
+            return index
+    return None
+
+
+def _raw(tensor: torch.Tensor) -> bytes:
+    import torch
+
+    flat = tensor.detach().cpu().contiguous().reshape(-1)
+    if flat.numel() == 0:
+        return b""
+    return flat.view(torch.uint8).numpy().tobytes()  # works for bfloat16, unlike .numpy()
+
+
+def _from_raw(data: bytes | memoryview, dtype: torch.dtype) -> torch.Tensor:
+    import torch
+
+    if len(data) == 0:
+        return torch.empty(0, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=dtype)
+
+
+def _index_of(tensor: torch.Tensor) -> int:
+    index = torch_dtype_index(tensor.dtype)
+    if index is None:
+        raise TypeError(f"torch dtype {tensor.dtype} has no LitData number; it is not stored")
+    return index
+
+
+class TensorSerializer:
+    """Tensors that are not 1-D (including 0-d), with their dtype and shape."""
+
+    name: ClassVar[str] = "tensor"
+    priority: ClassVar[int] = 115
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims tensors whose ``ndim`` is not 1 and whose dtype has a number."""
+        return _is_tensor(item) and item.ndim != 1 and torch_dtype_index(item.dtype) is not None
+
+    def serialize(self, item: Any) -> tuple[bytes, None]:
+        """Big-endian header, then the C-order data."""
+        if not _is_tensor(item):
+            raise TypeError(f"expected a torch.Tensor, got {type(item).__qualname__}")
+        header = struct.pack(f">{2 + item.ndim}I", _index_of(item), item.ndim, *item.shape)
+        return header + _raw(item), None
+
+    def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
+        """A tensor of the stored dtype and shape."""
+        index, ndim = struct.unpack_from(">II", data)
+        shape = struct.unpack_from(f">{ndim}I", data, 8)
+        return _from_raw(data[8 + 4 * ndim :], torch_dtype(index)).reshape(shape)
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare: the header says everything."""
+
+
+class NoHeaderTensorSerializer:
+    """1-D tensors, data only; the dtype is in the format name (``no_header_tensor:18``)."""
+
+    name: ClassVar[str] = "no_header_tensor"
+    priority: ClassVar[int] = 120
+
+    def __init__(self) -> None:
+        self._dtype: torch.dtype | None = None
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims 1-D tensors whose dtype has a number."""
+        return _is_tensor(item) and item.ndim == 1 and torch_dtype_index(item.dtype) is not None
+
+    def serialize(self, item: Any) -> tuple[bytes, str]:
+        """The raw data; the name records the dtype."""
+        if not _is_tensor(item) or item.ndim != 1:
+            raise TypeError(f"expected a 1-D torch.Tensor, got {type(item).__qualname__}")
+        return _raw(item), f"no_header_tensor:{_index_of(item)}"
+
+    def setup(self, data_format: str) -> None:
+        """Learn the dtype from ``no_header_tensor:<dtype number>``."""
+        _, _, number = data_format.partition(":")
+        if not number.isdigit():
+            raise ValueError(f"{data_format!r} lacks the dtype number (no_header_tensor:<n>).")
+        self._dtype = torch_dtype(int(number))
+
+    def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
+        """A 1-D tensor that owns its memory."""
+        if self._dtype is None:
+            raise RuntimeError("setup() must be called with the data_format before deserialize")
+        return _from_raw(data, self._dtype)

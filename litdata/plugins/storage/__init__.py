@@ -1,0 +1,1 @@
+"""Built-in storage backends, keyed by URL scheme."""

@@ -1,0 +1,68 @@
+"""Media wrappers: mark a sample leaf as a file or an image so its bytes are stored as such.
+
+``Image(path=...)`` keeps the file's encoded bytes; ``Image(array=...)`` or ``Image(image=...)``
+encodes pixels (PNG by default, or ``format``/``quality``). ``File(path=...)`` stores any
+file's bytes. Both are leaves of a sample, not containers.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["File", "Image"]
+
+
+@dataclass
+class _MediaRef:
+    path: str | os.PathLike[str] | None = None
+    bytes: builtins.bytes | bytearray | None = None
+
+    def __post_init__(self) -> None:
+        if self.path is not None:
+            self.path = os.fspath(self.path)
+        if self.bytes is not None and not isinstance(self.bytes, builtins.bytes | bytearray):
+            raise TypeError(f"bytes= must be bytes or bytearray, got {type(self.bytes).__name__}")
+
+    def read(self) -> builtins.bytes:
+        """The referenced bytes (reading the file at ``path`` if needed)."""
+        if self.bytes is not None:
+            return builtins.bytes(self.bytes)
+        if self.path is None:
+            raise ValueError(f"{type(self).__name__}() needs path= or bytes=")
+        with open(self.path, "rb") as handle:
+            return handle.read()
+
+
+@dataclass
+class File(_MediaRef):
+    """A file stored as its bytes; it streams back as ``bytes``."""
+
+
+@dataclass
+class Image(_MediaRef):
+    """An image stored as encoded bytes; it streams back as a ``uint8`` RGB tensor ``(3, H, W)``.
+
+    Attributes:
+        array: Pixels (``HxW`` or ``HxWxC``) to encode.
+        image: A PIL image to encode.
+        mode: A PIL mode to convert to before encoding (e.g. ``"RGB"``).
+        format: The encoding (``"jpeg"``, ``"png"``, ``"webp"``...); PNG for arrays by default.
+        quality: JPEG/WebP quality.
+    """
+
+    array: Any = None
+    image: Any = None
+    mode: str | None = None
+    format: str | None = None
+    quality: int | None = None
+
+    @property
+    def needs_encoding(self) -> bool:
+        """Whether pixels must be encoded (rather than stored as the given bytes)."""
+        return any(
+            value is not None
+            for value in (self.array, self.image, self.mode, self.format, self.quality)
+        )
