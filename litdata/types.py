@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["File", "Image"]
+__all__ = ["File", "Image", "Text"]
 
 
 @dataclass
@@ -39,6 +39,17 @@ class _MediaRef:
 @dataclass
 class File(_MediaRef):
     """A file stored as its bytes; it streams back as ``bytes``."""
+
+
+@dataclass
+class Text(_MediaRef):
+    """Text stored as UTF-8 (``text=``, or the bytes of ``path``/``bytes``); read as ``str``.
+
+    Attributes:
+        text: The text itself.
+    """
+
+    text: str | None = None
 
 
 @dataclass

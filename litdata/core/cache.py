@@ -18,7 +18,7 @@ from pathlib import Path
 from litdata.core import config, hooks
 from litdata.core.checksum import verify_checksum
 from litdata.core.codecs import create_compressor, decompressed_filename
-from litdata.core.errors import ChunkCorruptError
+from litdata.core.framing import unframe
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.protocols import Compressor
 
@@ -107,18 +107,11 @@ class ChunkCache:
         verify_checksum(data, entry, str(source))
         if self._compressor is None:
             self._compressor = create_compressor(self._compression or "")
-        try:
-            raw = self._compressor.decompress(data)
-        except Exception as error:
-            raise ChunkCorruptError(f"Chunk {source} failed to decompress: {error}") from error
-        if len(raw) != entry.chunk_bytes:
-            raise ChunkCorruptError(
-                f"Chunk {source} decompressed to {len(raw)} bytes, but index.json records "
-                f"{entry.chunk_bytes}. The chunk is corrupt."
-            )
+        level = self.index.config.extra.get("compression_level")
+        plain = unframe(data, entry, level, self._compressor.decompress, str(source))
         temporary = target.with_name(f".{target.name}.tmp.{os.getpid()}")
         try:
-            temporary.write_bytes(raw)
+            temporary.write_bytes(plain)
             os.replace(temporary, target)
         except BaseException:
             temporary.unlink(missing_ok=True)

@@ -1,7 +1,7 @@
-"""Item encodings: how one sample becomes the bytes of one item in a chunk, and back.
+"""The PyTree item encoding (LitData's default ``PyTreeLoader``).
 
-``PyTreeLoader`` (the default): ``[u32 size per leaf][payload per leaf]``, one serializer per
-leaf. The first sample fixes the structure and the serializers; later samples must match.
+An item is ``[u32 size per leaf][payload per leaf]``, one serializer per leaf. The first
+sample fixes the structure and the serializers; later samples must match.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from litdata.core.chunk_file import ChunkFile
 from litdata.core.errors import ChunkCorruptError, DatasetFormatError, SampleError
+from litdata.core.index import ChunkEntry
 from litdata.core.protocols import Serializer
 from litdata.core.pytree import (
     TreeSpec,
@@ -23,9 +25,7 @@ from litdata.core.pytree import (
 )
 from litdata.core.serialization import SerializerSet, fixed_size_of
 
-__all__ = ["PYTREE", "PyTreeDecoder", "PyTreeEncoder"]
-
-PYTREE = "PyTreeLoader"
+__all__ = ["PyTreeDecoder", "PyTreeEncoder"]
 
 
 class PyTreeEncoder:
@@ -167,6 +167,14 @@ class PyTreeDecoder:
         self._count = len(instances)
         self._header = struct.Struct(f"<{self._count}I")
         self._unflatten = compile_unflattener(self._spec)
+
+    def items_in_chunk(self, entry: ChunkEntry) -> int:
+        """Items stored in a chunk: its ``chunk_size``."""
+        return entry.chunk_size
+
+    def read(self, chunk: ChunkFile, position: int) -> Any:
+        """Decode the item at ``position`` of ``chunk``."""
+        return self.decode(chunk.item(position))
 
     def decode(self, item: memoryview) -> Any:
         """Rebuild the sample stored in ``item`` (the item's bytes)."""

@@ -4,6 +4,7 @@ The spec is stored in ``index.json`` as ``data_spec``, in the JSON layout of PyT
 ``treespec_dumps`` (protocol 1), so LitData reads our datasets and we read theirs. Containers
 are ``tuple``, ``list``, ``dict``, ``collections.OrderedDict``, ``collections.defaultdict``,
 ``collections.deque`` and namedtuples, matched by exact type; everything else is a leaf.
+Namedtuples are stored under a registered name (``register_namedtuple``), as LitData does.
 """
 
 from __future__ import annotations
@@ -113,8 +114,8 @@ def _resolve_namedtuple(name: str) -> type:
     if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
         return cls
     raise DatasetFormatError(
-        f"The dataset's samples contain the namedtuple {name!r}, which is not known here. "
-        f"Import the module that defines it, or call "
+        f"The dataset's samples contain the container type {name!r}, which is not known here. "
+        f"If it is a namedtuple, import the module that defines it, or call "
         f"litdata.register_namedtuple(YourClass, name={name!r}) before reading."
     )
 
@@ -341,6 +342,7 @@ def leaf_paths(spec: TreeSpec) -> list[str]:
 def _to_schema(spec: TreeSpec) -> dict[str, Any]:
     if spec.is_leaf:
         return {"type": None, "context": None, "children_spec": []}
+    kind = spec.kind
     context: Any
     if spec.kind in (_DICT, _ODICT):
         context = json.dumps(list(spec.context))
@@ -354,11 +356,12 @@ def _to_schema(spec: TreeSpec) -> dict[str, Any]:
     elif spec.kind == _DEQUE:
         context = json.dumps(spec.context)
     elif spec.kind == _NAMEDTUPLE:
-        context = _namedtuple_name(spec.context)
+        # LitData's pytree names a namedtuple node after the registered type itself.
+        context = kind = _namedtuple_name(spec.context)
     else:
         context = "null"
     return {
-        "type": spec.kind,
+        "type": kind,
         "context": context,
         "children_spec": [_to_schema(child) for child in spec.children],
     }
@@ -389,10 +392,8 @@ def _from_schema(schema: Any) -> TreeSpec:
         context = _resolve_namedtuple(raw)
     elif kind in (_TUPLE, _LIST):
         context = None
-    else:
-        raise DatasetFormatError(
-            f"data_spec uses the container type {kind!r}, which litdata does not know."
-        )
+    else:  # LitData names a namedtuple node after its registered type
+        return TreeSpec(_NAMEDTUPLE, _resolve_namedtuple(kind), children)
     return TreeSpec(kind, context, children)
 
 

@@ -23,7 +23,7 @@ from litdata.core.index import (
     rank_index_filename,
     write_index,
 )
-from litdata.core.items import PYTREE, PyTreeEncoder
+from litdata.core.item_loaders import ItemLoader, PyTreeLoader
 from litdata.core.layout import header_size, pack_chunk
 from litdata.core.protocols import Serializer
 from litdata.core.serialization import SerializerSet
@@ -56,6 +56,8 @@ class ChunkWriter:
         chunk_bytes: Close a chunk before it would exceed this many bytes (int or ``"64MB"``).
         compression: A compressor spec (``"zstd"``, ``"zstd:7"``, ``"lz4"``) or ``None``.
         serializers: Extra serializers by name, probed before the installed ones.
+        item_loader: The item encoding; ``PyTreeLoader()`` by default, ``TokensLoader()`` for
+            token streams (``chunk_size`` then counts tokens).
         rank: The writer's rank, used in chunk and index file names.
         chunk_index: The number of this writer's first chunk (to continue a dataset).
 
@@ -70,6 +72,7 @@ class ChunkWriter:
         chunk_bytes: int | str | None = None,
         compression: str | None = None,
         serializers: Mapping[str, Serializer] | None = None,
+        item_loader: ItemLoader | None = None,
         rank: int = 0,
         chunk_index: int = 0,
     ) -> None:
@@ -77,7 +80,8 @@ class ChunkWriter:
         self._chunk_size = chunk_size
         self._compression = compression
         self._compressor = create_compressor(compression) if compression else None
-        self._encoder = PyTreeEncoder(SerializerSet(serializers))
+        self._loader = item_loader or PyTreeLoader()
+        self._encoder = self._loader.encoder(SerializerSet(serializers))
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.rank = rank
@@ -98,7 +102,7 @@ class ChunkWriter:
             data_format=self._encoder.data_format,
             data_spec=self._encoder.data_spec,
             encryption=None,
-            item_loader=PYTREE,
+            item_loader=self._loader.name,
         )
 
     def add(self, sample: Any) -> None:
@@ -190,6 +194,7 @@ def write_dataset(
     chunk_bytes: int | str | None = None,
     compression: str | None = None,
     serializers: Mapping[str, Serializer] | None = None,
+    item_loader: ItemLoader | None = None,
 ) -> Path:
     """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
 
@@ -200,6 +205,7 @@ def write_dataset(
         chunk_bytes: Bytes per chunk, an int or a size string such as ``"64MB"``.
         compression: A compressor spec, e.g. ``"zstd"``.
         serializers: Extra serializers by name, probed before the installed ones.
+        item_loader: The item encoding (``TokensLoader()`` for token streams).
 
     Returns:
         The dataset directory, which holds ``index.json`` once this returns.
@@ -220,6 +226,7 @@ def write_dataset(
         chunk_bytes=chunk_bytes,
         compression=compression,
         serializers=serializers,
+        item_loader=item_loader,
     )
     try:
         for sample in samples:

@@ -11,35 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["NUMPY_DTYPES", "NoHeaderNumpySerializer", "NumpySerializer", "numpy_dtype_index"]
+from litdata.core.dtypes import dtype_of_format, numpy_dtype, numpy_dtype_index
 
-#: LitData's numpy dtype table; the position is the number stored in data.
-NUMPY_DTYPES: tuple[np.dtype[Any], ...] = tuple(
-    np.dtype(name)
-    for name in (
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "bool",
-    )
-)
-_INDEX = {dtype: index for index, dtype in enumerate(NUMPY_DTYPES)}
-
-
-def numpy_dtype_index(dtype: np.dtype[Any]) -> int | None:
-    """LitData's number for ``dtype`` (any byte order), or ``None`` if it has none."""
-    native: np.dtype[Any] = dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
-    return _INDEX.get(native)
+__all__ = ["NoHeaderNumpySerializer", "NumpySerializer"]
 
 
 def _little_contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -47,13 +21,6 @@ def _little_contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     if array.dtype != little:
         array = array.astype(little)
     return np.ascontiguousarray(array)
-
-
-def _dtype_from_index(index: int, data_format: str) -> np.dtype[Any]:
-    if not 0 <= index < len(NUMPY_DTYPES):
-        raise ValueError(f"{data_format!r} names numpy dtype number {index}, which is unknown.")
-    little: np.dtype[Any] = NUMPY_DTYPES[index].newbyteorder("<")
-    return little
 
 
 class NumpySerializer:
@@ -84,7 +51,7 @@ class NumpySerializer:
         """A writable array of the stored dtype and shape."""
         index, ndim = struct.unpack_from("<II", data)
         shape = struct.unpack_from(f"<{ndim}I", data, 8)
-        dtype = _dtype_from_index(index, "numpy")
+        dtype = numpy_dtype(index)
         array = np.frombuffer(data, dtype=dtype, offset=8 + 4 * ndim).reshape(shape)
         return array.astype(dtype.newbyteorder("="), copy=True)
 
@@ -120,10 +87,7 @@ class NoHeaderNumpySerializer:
 
     def setup(self, data_format: str) -> None:
         """Learn the dtype from ``no_header_numpy:<dtype number>``."""
-        _, _, number = data_format.partition(":")
-        if not number.isdigit():
-            raise ValueError(f"{data_format!r} lacks the dtype number (no_header_numpy:<n>).")
-        self._dtype = _dtype_from_index(int(number), data_format)
+        self._dtype = dtype_of_format(data_format)
 
     def deserialize(self, data: bytes | memoryview) -> np.ndarray[Any, Any]:
         """A writable 1-D array."""

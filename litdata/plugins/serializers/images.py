@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     import torch
     from PIL.Image import Image as PILImage
 
-__all__ = ["JPEGSerializer", "PILSerializer", "PNGSerializer", "decode_image_tensor"]
+__all__ = [
+    "JPEGArraySerializer",
+    "JPEGSerializer",
+    "PILSerializer",
+    "PNGSerializer",
+    "decode_image_tensor",
+]
 
 _PIL_HEADER = struct.Struct("<III")
 
@@ -146,6 +152,43 @@ class PNGSerializer:
         image = _pil().open(io.BytesIO(bytes(data)))
         image.load()
         return image  # type: ignore[no-any-return]
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare."""
+
+
+class JPEGArraySerializer:
+    """A list of JPEG images as one leaf, as LitData stores lists of ``JpegImageFile``.
+
+    Layout: ``[u32 n][u32 size per image][JPEG bytes...]``. litdata reads such datasets; it
+    writes lists as containers of ``jpeg`` leaves, so this serializer claims nothing on write.
+    """
+
+    name: ClassVar[str] = "jpeg_array"
+    priority: ClassVar[int] = 1
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims nothing (lists are containers in litdata)."""
+        return False
+
+    def serialize(self, item: Any) -> tuple[bytes, None]:
+        """Count, sizes, then each image's JPEG bytes."""
+        if not isinstance(item, list | tuple) or not item:
+            raise TypeError("expected a non-empty list of JPEG images")
+        encoded = [JPEGSerializer().serialize(image)[0] for image in item]
+        sizes = struct.pack(f"<{len(encoded) + 1}I", len(encoded), *map(len, encoded))
+        return sizes + b"".join(encoded), None
+
+    def deserialize(self, data: bytes | memoryview) -> list[torch.Tensor]:
+        """A list of ``uint8`` RGB tensors ``(3, H, W)``."""
+        (count,) = struct.unpack_from("<I", data)
+        sizes = struct.unpack_from(f"<{count}I", data, 4)
+        position = 4 * (count + 1)
+        images = []
+        for size in sizes:
+            images.append(decode_image_tensor(data[position : position + size]))
+            position += size
+        return images
 
     def setup(self, data_format: str) -> None:
         """Nothing to prepare."""

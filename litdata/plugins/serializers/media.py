@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from litdata.plugins.serializers.images import decode_image_tensor
-from litdata.types import File, Image
+from litdata.types import File, Image, Text
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["FileSerializer", "ImageSerializer"]
+__all__ = ["FileSerializer", "ImageSerializer", "TextSerializer"]
 
 IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "gif"})
 _MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG", "png"), (b"GIF8", "gif"), (b"BM", "bmp"))
@@ -113,6 +113,34 @@ class FileSerializer:
     def deserialize(self, data: bytes | memoryview) -> bytes:
         """The file's bytes."""
         return bytes(data)
+
+    def setup(self, data_format: str) -> None:
+        """Nothing to prepare."""
+
+
+class TextSerializer:
+    """``Text`` wrappers, stored as UTF-8; streamed back as ``str``."""
+
+    name: ClassVar[str] = "text"
+    priority: ClassVar[int] = 212
+
+    def can_serialize(self, item: Any) -> bool:
+        """Claims ``Text`` wrappers only (plain ``str`` goes to the ``str`` serializer)."""
+        return isinstance(item, Text)
+
+    def serialize(self, item: Any) -> tuple[bytes, None]:
+        """The UTF-8 text, or the referenced bytes as they are."""
+        if not isinstance(item, Text):
+            raise TypeError(f"expected a Text, got {type(item).__qualname__}")
+        if item.text is not None:
+            return item.text.encode("utf-8"), None
+        if item.path is None and item.bytes is None:
+            raise TypeError("Text() needs text=, path= or bytes=")
+        return item.read(), None
+
+    def deserialize(self, data: bytes | memoryview) -> str:
+        """The decoded text."""
+        return str(data, "utf-8")
 
     def setup(self, data_format: str) -> None:
         """Nothing to prepare."""

@@ -10,58 +10,17 @@ import struct
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from litdata.core.dtypes import dtype_of_format, torch_dtype, torch_dtype_index
+
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["NoHeaderTensorSerializer", "TensorSerializer", "torch_dtype", "torch_dtype_index"]
-
-# LitData's table: several numbers name the same dtype; writers record the last one.
-_DTYPE_NAMES = (
-    "float32",
-    "float32",
-    "float64",
-    "float64",
-    "complex64",
-    "complex64",
-    "complex128",
-    "complex128",
-    "float16",
-    "float16",
-    "bfloat16",
-    "uint8",
-    "int8",
-    "int16",
-    "int16",
-    "int32",
-    "int32",
-    "int64",
-    "int64",
-    "bool",
-    "uint16",
-)
+__all__ = ["NoHeaderTensorSerializer", "TensorSerializer"]
 
 
 def _is_tensor(item: Any) -> bool:
     torch_module = sys.modules.get("torch")
     return torch_module is not None and isinstance(item, torch_module.Tensor)
-
-
-def torch_dtype(index: int) -> torch.dtype:
-    """The torch dtype LitData numbers ``index``."""
-    import torch
-
-    if not 0 <= index < len(_DTYPE_NAMES):
-        raise ValueError(f"Torch dtype number {index} is unknown.")
-    return getattr(torch, _DTYPE_NAMES[index])  # type: ignore[no-any-return]
-
-
-def torch_dtype_index(dtype: torch.dtype) -> int | None:
-    """The number LitData writes for ``dtype`` (the last alias), or ``None``."""
-    name = str(dtype).removeprefix("torch.")
-    for index in range(len(_DTYPE_NAMES) - 1, -1, -1):
-        if _DTYPE_NAMES[index] == name:
-            return index
-    return None
 
 
 def _raw(tensor: torch.Tensor) -> bytes:
@@ -136,10 +95,7 @@ class NoHeaderTensorSerializer:
 
     def setup(self, data_format: str) -> None:
         """Learn the dtype from ``no_header_tensor:<dtype number>``."""
-        _, _, number = data_format.partition(":")
-        if not number.isdigit():
-            raise ValueError(f"{data_format!r} lacks the dtype number (no_header_tensor:<n>).")
-        self._dtype = torch_dtype(int(number))
+        self._dtype = dtype_of_format(data_format)
 
     def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
         """A 1-D tensor that owns its memory."""

@@ -1,0 +1,77 @@
+"""Child-process entry point: run one measurement for one system and print one JSON result line.
+
+Run by ``bench/run.py`` as ``<python> bench/child.py --system S --action A --workload W ...`` with
+the interpreter and environment of system S. The last stdout line starting with ``RESULT_PREFIX``
+carries ``{"ok": true, ...}``, ``{"ok": false, "unsupported": reason}`` or ``{"ok": false, "error": ...}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+RESULT_PREFIX = "BENCH_RESULT "
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Dispatch to the system adapter; returns the result dict."""
+    import systems
+    from systems.base import Unsupported, write_marker
+
+    system = systems.load(args.system)(Path(args.root))
+    try:
+        if args.action == "prepare":
+            out = Path(args.out)
+            system.prepare(args.workload, out)
+            if out.exists():
+                write_marker(out, {"system": args.system, "workload": args.workload, **system.versions()})
+            result: dict[str, Any] = {"metrics": {}, "check": {}, "check_kind": "none"}
+        elif args.action in ("write", "optimize"):
+            result = getattr(system, args.action)(args.workload, Path(args.out))
+        elif args.action == "random":
+            result = system.random(args.workload, Path(args.dataset))
+        elif args.action == "stream":
+            result = system.stream(args.workload, Path(args.dataset), bool(args.shuffle), args.num_workers)
+        else:
+            raise SystemExit(f"unknown action {args.action}")
+    except Unsupported as exc:
+        return {"ok": False, "unsupported": str(exc)}
+    result["ok"] = True
+    result["versions"] = system.versions()
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--system", required=True)
+    parser.add_argument("--action", required=True)
+    parser.add_argument("--workload", required=True)
+    parser.add_argument("--root", required=True, help="workload data directory")
+    parser.add_argument("--out", default=None, help="output directory (prepare/write/optimize)")
+    parser.add_argument("--dataset", default=None, help="dataset directory (random/stream)")
+    parser.add_argument("--shuffle", type=int, default=0)
+    parser.add_argument("--num-workers", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        result = run(args)
+    except Exception as exc:  # reported, never raised: the parent prints it in the table
+        traceback.print_exc()
+        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
+    result["pid"] = os.getpid()
+    sys.stdout.flush()
+    print(RESULT_PREFIX + json.dumps(result, sort_keys=True), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,24 @@
+"""One adapter module per system; each defines ``SYSTEM`` (a :class:`systems.base.System` subclass).
+
+Modules are imported only inside child processes, by name, so a system's dependencies are never
+imported by the parent or by another system's child.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: system name -> adapter module (relative to this package)
+MODULES = {
+    "ours": "ours",
+    "litdata": "litdata_peer",
+    "mosaic": "mosaic",
+    "webdataset": "webdataset_peer",
+    "baseline": "baseline",
+}
+
+
+def load(name: str) -> Any:
+    """Import and return the adapter class for system ``name``."""
+    return importlib.import_module(f"systems.{MODULES[name]}").SYSTEM

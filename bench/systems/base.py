@@ -1,0 +1,178 @@
+"""Adapter interface shared by every system, plus small helpers used inside child processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workloads import WORKLOADS, Checker, Source, random_indices
+
+
+class Unsupported(Exception):
+    """Raised by an adapter for a (row, workload) it cannot run; reported as ``unsupported: <reason>``."""
+
+
+def fresh_dir(path: Path) -> Path:
+    """Remove ``path`` if present and recreate it empty."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def dir_bytes(path: Path) -> int:
+    """Total size of the files under ``path``."""
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
+
+
+def percentile_us(samples_s: list[float], q: float) -> float:
+    """The ``q``-th percentile of durations given in seconds, in microseconds."""
+    return float(np.percentile(np.asarray(samples_s) * 1e6, q))
+
+
+def add_batch(checker: Checker, batch: Any, kind: str) -> None:
+    """Feed one collated batch (dict, tuple/list or tensor, per system) to ``checker``."""
+    if kind == "image":
+        if isinstance(batch, dict):
+            checker.add_images(batch["image"], batch["label"])
+        else:
+            checker.add_images(batch[0], batch[1])
+    elif kind == "tokens":
+        checker.add_tokens(batch["tokens"] if isinstance(batch, dict) else batch)
+    elif isinstance(batch, dict):
+        checker.add_records(batch["x"], batch["y"])
+    else:
+        checker.add_records(batch[0], batch[1])
+
+
+def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int) -> dict[str, Any]:
+    """Time one epoch: from building dataset + loader (inside ``make_loader``) to the last batch."""
+    checker = Checker(kind)
+    start = time.perf_counter()
+    loader = make_loader()
+    first = None
+    batches = 0
+    for batch in loader:
+        if first is None:
+            first = time.perf_counter() - start
+        add_batch(checker, batch, kind)
+        batches += 1
+    elapsed = time.perf_counter() - start
+    got = checker.result()
+    return {
+        "metrics": {
+            "samples_per_s": got["count"] / elapsed if elapsed > 0 else 0.0,
+            "epoch_s": elapsed,
+            "first_batch_ms": (first or 0.0) * 1e3,
+            "batches": batches,
+        },
+        "check": got,
+        "check_kind": "full",
+    }
+
+
+def time_random(open_dataset: Callable[[], Any], workload: str, get: Callable[[Any, int], Any] | None = None) -> dict[str, Any]:
+    """Open a dataset (timed separately) and time 1,000 random ``ds[i]`` one by one."""
+    kind = WORKLOADS[workload].kind
+    checker = Checker(kind)
+    start = time.perf_counter()
+    ds = open_dataset()
+    opened = time.perf_counter() - start
+    durations: list[float] = []
+    getter = get or (lambda d, i: d[i])
+    for i in random_indices(workload):
+        t0 = time.perf_counter()
+        sample = getter(ds, i)
+        durations.append(time.perf_counter() - t0)
+        checker.add_sample(sample)
+    return {
+        "metrics": {
+            "p50_us": percentile_us(durations, 50),
+            "p99_us": percentile_us(durations, 99),
+            "first_us": durations[0] * 1e6,
+            "open_ms": opened * 1e3,
+        },
+        "check": checker.result(),
+        "check_kind": "random",
+    }
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Run ``fn`` and return ``(seconds, result)``."""
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def verify_iter(samples: Iterable[Any], kind: str) -> dict[str, int]:
+    """Checksum of an iterable of unbatched samples."""
+    checker = Checker(kind)
+    for sample in samples:
+        checker.add_sample(sample)
+    return checker.result()
+
+
+class System:
+    """One system under test. Methods run inside a child process and return a result dict.
+
+    A result dict has ``metrics`` (name → number), ``check`` (a ``Checker`` result, or
+    ``{"count": n}``) and ``check_kind`` (``full``, ``random`` or ``count``).
+    """
+
+    name = "?"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def source(self, workload: str) -> Source:
+        """The workload's plain files."""
+        return Source(workload, self.root)
+
+    def prepare(self, workload: str, out: Path) -> None:
+        """Write the dataset that the read rows (random, stream) use."""
+        raise Unsupported("no writer")
+
+    def write(self, workload: str, out: Path) -> dict[str, Any]:
+        """Row ``write``: single-process lowest-level writer over the samples."""
+        raise Unsupported("no single-process writer")
+
+    def optimize(self, workload: str, out: Path) -> dict[str, Any]:
+        """Row ``optimize``: parallel optimize (2 workers) or the system's closest equivalent."""
+        raise Unsupported("no optimize")
+
+    def random(self, workload: str, dataset: Path) -> dict[str, Any]:
+        """Row ``random``: 1,000 random ``ds[i]`` on a freshly opened dataset."""
+        raise Unsupported("no random access")
+
+    def stream(self, workload: str, dataset: Path, shuffle: bool, num_workers: int) -> dict[str, Any]:
+        """Row ``stream``: one epoch through the system's loader."""
+        raise Unsupported("no streaming loader")
+
+    def versions(self) -> dict[str, str]:
+        """Versions worth recording in the results."""
+        return {}
+
+
+def write_marker(path: Path, info: dict[str, Any]) -> None:
+    """Mark a prepared dataset as complete."""
+    (path / ".bench-prepared.json").write_text(json.dumps(info, sort_keys=True))
+
+
+def read_marker(path: Path) -> dict[str, Any] | None:
+    """The marker written by :func:`write_marker`, or None."""
+    marker = path / ".bench-prepared.json"
+    if not marker.exists():
+        return None
+    return json.loads(marker.read_text())
+
+
+def cpu_count() -> int:
+    """CPUs available to this process."""
+    return len(os.sched_getaffinity(0))

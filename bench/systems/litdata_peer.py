@@ -1,0 +1,38 @@
+"""Lightning AI's LitData 0.2.76 (runs under the peers' venv)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from systems.base import fresh_dir, timed
+from systems.litdata_api import CHUNK_BYTES, LitDataAPI
+from workloads import WORKLOADS, optimize_fn, optimize_inputs
+
+
+class LitDataPeer(LitDataAPI):
+    """LitData: ``write`` uses ``litdata.streaming.writer.BinaryWriter`` + ``merge()`` in one process."""
+
+    name = "litdata"
+
+    def write(self, workload: str, out: Path) -> dict[str, Any]:
+        from litdata.streaming.writer import BinaryWriter
+
+        fresh_dir(out)
+        root = str(self.root)
+        tokens = WORKLOADS[workload].kind == "tokens"
+
+        source = self.source(workload)
+
+        def run() -> None:
+            writer = BinaryWriter(str(out), chunk_bytes=CHUNK_BYTES, item_loader=self._item_loader(workload))
+            for i in optimize_inputs(workload):
+                writer[i] = optimize_fn(i, workload, root) if tokens else source.sample(i)
+            writer.done()
+            writer.merge()
+
+        seconds, _ = timed(run)
+        return self._written(workload, out, {"seconds": seconds})
+
+
+SYSTEM = LitDataPeer

@@ -1,0 +1,98 @@
+"""MosaicML Streaming (MDS shards; ``streaming.MDSWriter`` and ``streaming.StreamingDataset``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from systems.base import System, fresh_dir, time_random, time_stream, timed
+from workloads import W2_BLOCK, W2_BLOCKS, WORKLOADS, W4_BASE_COST_S, W1_COUNT
+
+SIZE_LIMIT = 64_000_000
+
+COLUMNS = {
+    "image": {"image": "bytes", "label": "int"},
+    "tokens": {"tokens": f"ndarray:uint16:{W2_BLOCK}"},
+    "records": {"x": "ndarray:float32:16", "y": "int"},
+}
+
+
+class Mosaic(System):
+    """Mosaic has no parallel optimize: its ``optimize`` row is ``MDSWriter`` in one process."""
+
+    name = "mosaic"
+
+    def versions(self) -> dict[str, str]:
+        import streaming
+
+        return {"mosaicml-streaming": streaming.__version__}
+
+    def _clean_shm(self) -> None:
+        from streaming.base.util import clean_stale_shared_memory
+
+        clean_stale_shared_memory()
+
+    def _write(self, workload: str, out: Path, skew: bool) -> None:
+        import time
+
+        from streaming import MDSWriter
+
+        spec = WORKLOADS[workload]
+        src = self.source(workload)
+        fresh_dir(out)
+        with MDSWriter(columns=COLUMNS[spec.kind], out=str(out), size_limit=SIZE_LIMIT) as writer:
+            if spec.kind == "tokens":
+                for i in range(W2_BLOCKS):
+                    writer.write({"tokens": src.sample(i)})
+            else:
+                for i in range(spec.count):
+                    if skew:
+                        time.sleep(W4_BASE_COST_S * (10 if i < W1_COUNT // 10 else 1))
+                    writer.write(src.sample(i))
+
+    def _written(self, out: Path, metrics: dict[str, Any]) -> dict[str, Any]:
+        import json
+
+        index = json.loads((out / "index.json").read_text())
+        count = sum(int(shard["samples"]) for shard in index["shards"])
+        return {"metrics": metrics, "check": {"count": count}, "check_kind": "count"}
+
+    def prepare(self, workload: str, out: Path) -> None:
+        self._write(workload, out, skew=False)
+
+    def write(self, workload: str, out: Path) -> dict[str, Any]:
+        seconds, _ = timed(lambda: self._write(workload, out, skew=False))
+        return self._written(out, {"seconds": seconds})
+
+    def optimize(self, workload: str, out: Path) -> dict[str, Any]:
+        seconds, _ = timed(lambda: self._write(workload, out, skew=workload == "W4"))
+        return self._written(out, {"seconds": seconds})
+
+    def _open(self, workload: str, dataset: Path, shuffle: bool = False) -> Any:
+        from streaming import StreamingDataset
+
+        self._clean_shm()
+        return StreamingDataset(local=str(dataset), batch_size=WORKLOADS[workload].batch_size, shuffle=shuffle)
+
+    def random(self, workload: str, dataset: Path) -> dict[str, Any]:
+        tokens = WORKLOADS[workload].kind == "tokens"
+
+        def get(ds: Any, i: int) -> Any:
+            sample = ds[i]
+            return sample["tokens"] if tokens else sample
+
+        return time_random(lambda: self._open(workload, dataset), workload, get)
+
+    def stream(self, workload: str, dataset: Path, shuffle: bool, num_workers: int) -> dict[str, Any]:
+        import torch
+
+        spec = WORKLOADS[workload]
+
+        def make() -> Any:
+            ds = self._open(workload, dataset, shuffle=shuffle)
+            return torch.utils.data.DataLoader(ds, batch_size=spec.batch_size, num_workers=num_workers)
+
+        return time_stream(make, spec.kind, spec.count)
+
+
+SYSTEM = Mosaic

@@ -1,0 +1,312 @@
+"""Benchmark workloads W1–W4 (see shared/BENCH.md), generated deterministically as plain files.
+
+The files double as the *memmap baseline* and as the source every system's writer reads from:
+
+    <data>/W1/images.bin   concatenated "JPEG" byte strings (random payload between SOI/EOI markers)
+    <data>/W1/offsets.npy  int64[N+1] byte offsets into images.bin
+    <data>/W1/labels.npy   int64[N]
+    <data>/W2/tokens.bin   uint16[24,414 × 2,048] (50M tokens); documents are 78 blocks each
+    <data>/W3/x.npy        float32[200,000, 16]
+    <data>/W3/y.npy        int64[200,000]
+    <data>/checksums.json  expected checksums (full epoch and the random-access index set)
+
+W4 reuses W1's files; only its ``optimize`` fn differs (the first 10% of inputs sleep 10x longer).
+This module only needs NumPy: it is imported by the parent and by every child interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DATA_VERSION = 1
+MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Static description of one workload."""
+
+    name: str
+    kind: str  # "image", "tokens" or "records"
+    count: int  # samples (blocks for tokens) that a full epoch returns
+    batch_size: int
+    description: str
+
+
+W1_COUNT = 20_000
+W2_BLOCK = 2_048
+W2_BLOCKS = 24_414
+W2_BLOCKS_PER_DOC = 78  # 313 documents × 78 blocks = 24,414 blocks; chunks hold whole documents
+W2_DOCS = W2_BLOCKS // W2_BLOCKS_PER_DOC
+W3_COUNT = 200_000
+W3_DIM = 16
+W4_BASE_COST_S = 100e-6  # per-sample sleep in W4's fn; the first 10% sleep 10x longer
+
+WORKLOADS: dict[str, Workload] = {
+    "W1": Workload("W1", "image", W1_COUNT, 64, '20k {"image": ~16 KB JPEG-like bytes, "label": int}'),
+    "W2": Workload("W2", "tokens", W2_BLOCKS, 8, "24,414 blocks of 2,048 uint16 tokens (50M tokens)"),
+    "W3": Workload("W3", "records", W3_COUNT, 256, '200k {"x": float32[16], "y": int}'),
+    "W4": Workload("W4", "image", W1_COUNT, 64, "W1 with the first 10% of optimize inputs 10x slower"),
+}
+
+RANDOM_ACCESS_COUNT = 1_000
+RANDOM_SEED = 1234
+
+
+def data_dir() -> Path:
+    """Root of the generated files (``$LITDATA_BENCH_DIR`` or ``~/.cache/litdata-bench/data``)."""
+    env = os.environ.get("LITDATA_BENCH_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "litdata-bench" / "data"
+
+
+def source_dir(workload: str, root: Path | None = None) -> Path:
+    """Directory holding the plain files of ``workload`` (W4 shares W1's)."""
+    name = "W1" if workload == "W4" else workload
+    return (root or data_dir()) / name
+
+
+# ----------------------------------------------------------------------------------------------
+# Generation (parent only).
+
+
+def _generate_w1(out: Path) -> None:
+    rng = np.random.default_rng(1)
+    sizes = rng.integers(15_000, 17_400, size=W1_COUNT)
+    offsets = np.zeros(W1_COUNT + 1, dtype=np.int64)
+    np.cumsum(sizes + 4, out=offsets[1:])
+    with open(out / "images.bin.tmp", "wb") as f:
+        for i in range(W1_COUNT):
+            payload = rng.integers(0, 256, size=int(sizes[i]), dtype=np.uint8).tobytes()
+            f.write(b"\xff\xd8" + payload + b"\xff\xd9")
+    os.replace(out / "images.bin.tmp", out / "images.bin")
+    np.save(out / "offsets.npy", offsets)
+    np.save(out / "labels.npy", (np.arange(W1_COUNT, dtype=np.int64) * 7919) % 1000)
+
+
+def _generate_w2(out: Path) -> None:
+    rng = np.random.default_rng(2)
+    tokens = rng.integers(0, 50_257, size=W2_BLOCKS * W2_BLOCK, dtype=np.uint16)
+    tokens.tofile(out / "tokens.bin.tmp")
+    os.replace(out / "tokens.bin.tmp", out / "tokens.bin")
+
+
+def _generate_w3(out: Path) -> None:
+    rng = np.random.default_rng(3)
+    np.save(out / "x.npy", rng.standard_normal((W3_COUNT, W3_DIM), dtype=np.float32))
+    np.save(out / "y.npy", rng.integers(0, 10, size=W3_COUNT, dtype=np.int64))
+
+
+def ensure_data(root: Path | None = None, log: Any = print) -> Path:
+    """Generate the workload files and checksums once (reused while ``DATA_VERSION`` matches)."""
+    root = root or data_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    for name, gen in (("W1", _generate_w1), ("W2", _generate_w2), ("W3", _generate_w3)):
+        out = root / name
+        marker = out / f".complete-v{DATA_VERSION}"
+        if marker.exists():
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        gen(out)
+        marker.write_text("ok\n")
+        log(f"generated {name} in {time.perf_counter() - start:.1f}s -> {out}")
+    checks = root / f"checksums-v{DATA_VERSION}.json"
+    if not checks.exists():
+        checks.write_text(json.dumps(compute_expected(root), indent=1))
+    return root
+
+
+# ----------------------------------------------------------------------------------------------
+# Access to the files (children).
+
+
+class Source:
+    """Memory-mapped view of one workload's plain files."""
+
+    def __init__(self, workload: str, root: Path | None = None) -> None:
+        self.workload = WORKLOADS[workload]
+        self.dir = source_dir(workload, root)
+        kind = self.workload.kind
+        if kind == "image":
+            self.images = np.memmap(self.dir / "images.bin", dtype=np.uint8, mode="r")
+            self.offsets = np.load(self.dir / "offsets.npy")
+            self.labels = np.load(self.dir / "labels.npy")
+        elif kind == "tokens":
+            self.tokens = np.memmap(self.dir / "tokens.bin", dtype=np.uint16, mode="r")
+        else:
+            self.x = np.load(self.dir / "x.npy", mmap_mode="r")
+            self.y = np.load(self.dir / "y.npy", mmap_mode="r")
+
+    def __len__(self) -> int:
+        return self.workload.count
+
+    def image(self, i: int) -> bytes:
+        """W1 image ``i`` as bytes."""
+        return self.images[self.offsets[i] : self.offsets[i + 1]].tobytes()
+
+    def sample(self, i: int) -> Any:
+        """Sample ``i`` as the dataset stores it (dict for W1/W3, token block for W2)."""
+        kind = self.workload.kind
+        if kind == "image":
+            return {"image": self.image(i), "label": int(self.labels[i])}
+        if kind == "tokens":
+            return np.array(self.tokens[i * W2_BLOCK : (i + 1) * W2_BLOCK])
+        return {"x": np.array(self.x[i]), "y": int(self.y[i])}
+
+    def samples(self) -> Iterator[Any]:
+        """All samples in order."""
+        for i in range(len(self)):
+            yield self.sample(i)
+
+    def document(self, d: int) -> np.ndarray:
+        """W2 document ``d`` (78 blocks of tokens) as a uint16 array."""
+        start = d * W2_BLOCKS_PER_DOC * W2_BLOCK
+        return np.array(self.tokens[start : start + W2_BLOCKS_PER_DOC * W2_BLOCK])
+
+
+_SOURCES: dict[tuple[str, str], Source] = {}
+
+
+def _source(workload: str, root: str) -> Source:
+    key = (workload, root)
+    if key not in _SOURCES:
+        _SOURCES[key] = Source(workload, Path(root))
+    return _SOURCES[key]
+
+
+def optimize_inputs(workload: str) -> list[int]:
+    """Inputs given to ``optimize``: sample indices, or W2's document indices."""
+    return list(range(W2_DOCS if WORKLOADS[workload].kind == "tokens" else WORKLOADS[workload].count))
+
+
+def optimize_fn(index: int, workload: str, root: str, as_torch: bool = True) -> Any:
+    """``optimize`` fn (use via ``functools.partial``): sample ``index`` of ``workload``.
+
+    W2 returns one document (a 1-D token tensor, for ``TokensLoader``); W4 sleeps
+    ``W4_BASE_COST_S`` per sample and 10x that for the first 10% of inputs.
+    """
+    src = _source(workload, root)
+    if workload == "W4":
+        time.sleep(W4_BASE_COST_S * (10 if index < W1_COUNT // 10 else 1))
+    if src.workload.kind == "tokens":
+        doc = src.document(index)
+        if as_torch:
+            import torch
+
+            return torch.from_numpy(doc)
+        return doc
+    return src.sample(index)
+
+
+# ----------------------------------------------------------------------------------------------
+# Checksums: order-independent, exact, cheap enough to run on every batch.
+
+
+class Checker:
+    """Accumulates an order-independent fingerprint of the samples that came back."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.count = 0
+        self.a = 0  # labels sum / token sum / x-bits sum
+        self.b = 0  # image fingerprint / block fingerprint / y sum
+
+    def add_image(self, image: Any, label: int) -> None:
+        """One W1 sample (``image`` may be bytes or a memoryview)."""
+        mv = memoryview(image)
+        self.count += 1
+        self.a += int(label)
+        head = int.from_bytes(mv[2:10], "little")
+        self.b = (self.b + head * 31 + len(mv)) & MASK64
+
+    def add_images(self, images: Any, labels: Any) -> None:
+        """A W1 batch: a sequence of byte strings and a sequence/tensor/array of labels."""
+        labels = _as_numpy(labels)
+        if len(images) != len(labels):
+            raise ValueError(f"batch has {len(images)} images but {len(labels)} labels")
+        for image, label in zip(images, labels.tolist()):
+            self.add_image(image, label)
+
+    def add_tokens(self, blocks: Any) -> None:
+        """A W2 batch (2-D) or one block (1-D) of uint16 tokens."""
+        arr = _as_numpy(blocks)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        if arr.shape[1] != W2_BLOCK:
+            raise ValueError(f"token block of length {arr.shape[1]}, expected {W2_BLOCK}")
+        arr = arr.astype(np.int64)
+        self.count += arr.shape[0]
+        self.a += int(arr.sum())
+        self.b = (self.b + int((arr[:, 0] * 65_536 + arr[:, -1]).sum())) & MASK64
+
+    def add_records(self, x: Any, y: Any) -> None:
+        """A W3 batch (``x``: [B, 16] float32, ``y``: [B]) or one record (``x``: [16])."""
+        xa = np.ascontiguousarray(_as_numpy(x), dtype=np.float32)
+        if xa.ndim == 1:
+            xa = xa[None, :]
+        ya = np.atleast_1d(_as_numpy(y)).astype(np.int64)
+        if xa.shape != (len(ya), W3_DIM):
+            raise ValueError(f"x of shape {xa.shape} for {len(ya)} labels")
+        self.count += len(ya)
+        self.a = (self.a + int(xa.view(np.int32).astype(np.int64).sum())) & MASK64
+        self.b += int(ya.sum())
+
+    def add_sample(self, sample: Any) -> None:
+        """One unbatched sample as the workload stores it."""
+        if self.kind == "image":
+            self.add_image(sample["image"], sample["label"])
+        elif self.kind == "tokens":
+            self.add_tokens(sample)
+        else:
+            self.add_records(sample["x"], sample["y"])
+
+    def result(self) -> dict[str, int]:
+        """The fingerprint (compare with ``expected_checks``)."""
+        return {"count": self.count, "a": self.a, "b": self.b}
+
+
+def _as_numpy(value: Any) -> np.ndarray:
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        return value.numpy()
+    return np.asarray(value)
+
+
+def random_indices(workload: str) -> list[int]:
+    """The 1,000 indices of the random-access row (fixed seed)."""
+    rng = np.random.default_rng(RANDOM_SEED)
+    return rng.integers(0, WORKLOADS[workload].count, size=RANDOM_ACCESS_COUNT).tolist()
+
+
+def compute_expected(root: Path) -> dict[str, dict[str, dict[str, int]]]:
+    """Checksums of a full epoch and of the random-access set, per workload."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for name in ("W1", "W2", "W3"):
+        src = Source(name, root)
+        full = Checker(src.workload.kind)
+        rand = Checker(src.workload.kind)
+        if src.workload.kind == "image":
+            for i in range(len(src)):
+                full.add_image(src.image(i), int(src.labels[i]))
+        elif src.workload.kind == "tokens":
+            full.add_tokens(np.asarray(src.tokens).reshape(W2_BLOCKS, W2_BLOCK))
+        else:
+            full.add_records(np.asarray(src.x), np.asarray(src.y))
+        for i in random_indices(name):
+            rand.add_sample(src.sample(i))
+        out[name] = {"full": full.result(), "random": rand.result()}
+    out["W4"] = out["W1"]
+    return out
+
+
+def expected_checks(root: Path | None = None) -> dict[str, dict[str, dict[str, int]]]:
+    """Load the checksums written by :func:`ensure_data`."""
+    root = root or data_dir()
+    return json.loads((root / f"checksums-v{DATA_VERSION}.json").read_text())

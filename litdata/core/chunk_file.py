@@ -1,0 +1,55 @@
+"""``ChunkFile``: one local chunk, memory-mapped read-only, its header checked."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from pathlib import Path
+
+from litdata.core.index import ChunkEntry
+from litdata.core.layout import validate_header
+
+__all__ = ["ChunkFile"]
+
+_OFFSETS = struct.Struct("<II")
+
+
+class ChunkFile:
+    """One local chunk file, memory-mapped read-only, its header checked against the index.
+
+    Args:
+        path: The local, uncompressed chunk file.
+        entry: The chunk's index entry.
+    """
+
+    __slots__ = ("_map", "entry", "path", "view")
+
+    def __init__(self, path: str | os.PathLike[str], entry: ChunkEntry) -> None:
+        self.path = Path(path)
+        self.entry = entry
+        try:
+            with open(self.path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"Chunk {self.path} listed in index.json is missing. The dataset is incomplete; "
+                f"re-create or re-copy it."
+            ) from None
+        self.view = memoryview(self._map) if self._map is not None else memoryview(b"")
+        validate_header(self.view, num_items=entry.chunk_size, file_size=size, name=str(self.path))
+
+    def item(self, position: int) -> memoryview:
+        """The bytes of the item at ``position`` inside this chunk (zero-copy)."""
+        start, end = _OFFSETS.unpack_from(self.view, 4 + 4 * position)
+        return self.view[start:end]
+
+    def close(self) -> None:
+        """Release the memory map, or leave it to the garbage collector while views remain."""
+        try:
+            self.view.release()
+            if self._map is not None:
+                self._map.close()
+        except BufferError:  # a caller still holds a zero-copy view of an item
+            pass

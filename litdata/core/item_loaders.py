@@ -1,0 +1,172 @@
+"""Item loaders: the public objects that choose an item encoding (LitData's names).
+
+``PyTreeLoader`` (the default) stores any sample structure; ``TokensLoader`` stores 1-D token
+arrays and reads them back as fixed windows of ``block_size`` tokens. The class name is what
+``index.json`` records as ``config.item_loader``; a dataset must be read with the loader it
+was written with.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+from litdata.core.chunk_file import ChunkFile
+from litdata.core.errors import DatasetFormatError
+from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.items import PyTreeDecoder, PyTreeEncoder
+from litdata.core.serialization import SerializerSet
+from litdata.core.tokens import TokensDecoder, TokensEncoder
+
+__all__ = ["ItemDecoder", "ItemEncoder", "ItemLoader", "PyTreeLoader", "TokensLoader", "loader_for"]
+
+
+class ItemEncoder(Protocol):
+    """Turns samples into item bytes for a writer."""
+
+    providers: dict[str, str]
+
+    @property
+    def data_format(self) -> tuple[str, ...]:
+        """The ``data_format`` names fixed by the first sample."""
+        ...
+
+    @property
+    def data_spec(self) -> str | None:
+        """The ``data_spec`` fixed by the first sample."""
+        ...
+
+    def encode(self, sample: Any) -> tuple[bytes, int | None]:
+        """The item bytes and the item's ``dim`` (tokens), if counted."""
+        ...
+
+
+class ItemDecoder(Protocol):
+    """Reads items out of local chunk files."""
+
+    def items_in_chunk(self, entry: ChunkEntry) -> int:
+        """How many items a chunk yields."""
+        ...
+
+    def read(self, chunk: ChunkFile, position: int) -> Any:
+        """The item at ``position`` of ``chunk``."""
+        ...
+
+
+class ItemLoader(Protocol):
+    """An item encoding, as passed to ``optimize(item_loader=...)`` and datasets."""
+
+    name: ClassVar[str]
+
+    def encoder(self, serializers: SerializerSet) -> ItemEncoder:
+        """An encoder for a writer."""
+        ...
+
+    def decoder(self, index: DatasetIndex, serializers: SerializerSet) -> ItemDecoder:
+        """A decoder for the dataset of ``index``."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """The parameters that must match when resuming."""
+        ...
+
+
+class PyTreeLoader:
+    """Any sample structure; one serializer per leaf (the default)."""
+
+    name: ClassVar[str] = "PyTreeLoader"
+
+    def encoder(self, serializers: SerializerSet) -> PyTreeEncoder:
+        """A PyTree encoder."""
+        return PyTreeEncoder(serializers)
+
+    def decoder(self, index: DatasetIndex, serializers: SerializerSet) -> PyTreeDecoder:
+        """A PyTree decoder for ``index``."""
+        config = index.config
+        return PyTreeDecoder(config.data_format, config.data_spec, serializers)
+
+    def state_dict(self) -> dict[str, Any]:
+        """No parameters."""
+        return {}
+
+    def __repr__(self) -> str:
+        return "PyTreeLoader()"
+
+
+class TokensLoader:
+    """1-D token arrays, read back as windows of ``block_size`` tokens (for LLM pre-training).
+
+    Args:
+        block_size: Tokens per item when reading; not needed when writing.
+    """
+
+    name: ClassVar[str] = "TokensLoader"
+
+    def __init__(self, block_size: int | None = None) -> None:
+        if block_size is not None and (
+            not isinstance(block_size, int) or isinstance(block_size, bool) or block_size <= 0
+        ):
+            raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+        self.block_size = block_size
+
+    def encoder(self, serializers: SerializerSet) -> TokensEncoder:
+        """A token encoder."""
+        return TokensEncoder(serializers)
+
+    def decoder(self, index: DatasetIndex, serializers: SerializerSet) -> TokensDecoder:
+        """A window decoder for ``index``.
+
+        Raises:
+            ValueError: ``block_size`` was not given.
+        """
+        if self.block_size is None:
+            raise ValueError(
+                "Reading a token dataset needs the window size: TokensLoader(block_size=...)."
+            )
+        return TokensDecoder(index, self.block_size)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The window size."""
+        return {"block_size": self.block_size}
+
+    def __repr__(self) -> str:
+        return f"TokensLoader(block_size={self.block_size})"
+
+
+_BUILTIN: dict[str, type[PyTreeLoader] | type[TokensLoader]] = {
+    PyTreeLoader.name: PyTreeLoader,
+    TokensLoader.name: TokensLoader,
+}
+
+
+def loader_for(index: DatasetIndex, given: ItemLoader | None, where: str) -> ItemLoader:
+    """The item loader to read ``index`` with, checking it against what the index records.
+
+    Raises:
+        DatasetFormatError: The given loader differs from the recorded one, or none was
+            given for a dataset that needs parameters.
+    """
+    recorded = index.config.item_loader
+    if recorded is None:  # old or adapted indexes: only token tensors need a particular loader
+        formats = index.config.data_format
+        if len(formats) == 1 and formats[0].startswith("no_header_tensor"):
+            recorded = TokensLoader.name
+        else:
+            recorded = given.name if given is not None else PyTreeLoader.name
+    if given is None:
+        if recorded == TokensLoader.name:
+            raise DatasetFormatError(
+                f"{where} was written with TokensLoader; open it with "
+                f"item_loader=TokensLoader(block_size=...)."
+            )
+        if recorded not in _BUILTIN:
+            raise DatasetFormatError(
+                f"{where} was written with the item loader {recorded!r}, which litdata does not "
+                f"know. Pass a matching item_loader."
+            )
+        return _BUILTIN[recorded]()
+    if given.name != recorded:
+        raise DatasetFormatError(
+            f"{where} was written with {recorded}, but it is opened with {given.name}. Use "
+            f"item_loader={recorded}(...) (or none, for PyTreeLoader)."
+        )
+    return given
