@@ -98,7 +98,7 @@ class TokensDecoder:
         if len(formats) != 1 or not formats[0].startswith(_TOKEN_FORMATS):
             raise DatasetFormatError(
                 f"TokensLoader reads datasets of 1-D token arrays, but this one stores "
-                f"{list(formats)}. Open it without item_loader, or with the one it was written with."
+                f"{list(formats)}. Open it without item_loader, or with the one that wrote it."
             )
         if any(chunk.dim is None for chunk in index.chunks):
             raise DatasetFormatError(
