@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from systems.base import System, fresh_dir, time_random, time_stream, timed
 from workloads import W1_COUNT, W2_BLOCK, W2_BLOCKS, W3_DIM, W4_BASE_COST_S, WORKLOADS, source_dir
@@ -40,8 +41,6 @@ class MemmapDataset:
         return self.length
 
     def __getitem__(self, i: int) -> Any:
-        import torch
-
         if self._arrays is None:
             self._arrays = self._open()
         a = self._arrays
@@ -114,8 +113,6 @@ class Baseline(System):
         return time_random(lambda: MemmapDataset(self.dataset_dir(workload), kind), workload)
 
     def stream(self, workload: str, dataset: Path, shuffle: bool, num_workers: int) -> dict[str, Any]:
-        import torch
-
         spec = WORKLOADS[workload]
 
         def make() -> Any:

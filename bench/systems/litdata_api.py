@@ -50,7 +50,7 @@ class LitDataAPI(System):
 
     # -- writing -----------------------------------------------------------------------------
 
-    def _optimize(self, workload: str, out: Path) -> None:
+    def _optimize(self, workload: str, out: Path, ordered: bool = False) -> None:
         litdata = self._litdata()
         if not hasattr(litdata, "optimize"):
             raise Unsupported("litdata.optimize missing")
@@ -60,6 +60,9 @@ class LitDataAPI(System):
         item_loader = self._item_loader(workload)
         if item_loader is not None:
             kwargs["item_loader"] = item_loader
+        if ordered:
+            # Global index i == source sample i, so the random-access row can check every sample.
+            kwargs["keep_data_ordered"] = True
         litdata.optimize(
             fn=fn,
             inputs=optimize_inputs(workload),
@@ -71,7 +74,7 @@ class LitDataAPI(System):
         )
 
     def prepare(self, workload: str, out: Path) -> None:
-        self._optimize(workload, out)
+        self._optimize(workload, out, ordered=True)
 
     def optimize(self, workload: str, out: Path) -> dict[str, Any]:
         seconds, _ = timed(lambda: self._optimize(workload, out))

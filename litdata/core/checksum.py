@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 import zlib
 
 from litdata.core.errors import ChunkCorruptError
@@ -10,7 +11,7 @@ from litdata.core.index import ChunkEntry
 __all__ = ["checksum_of", "verify_checksum"]
 
 
-def checksum_of(data: bytes | memoryview) -> str:
+def checksum_of(data: bytes | bytearray | memoryview | mmap.mmap) -> str:
     """The checksum recorded for a chunk file's bytes (``"crc32:<8 hex digits>"``)."""
     return f"crc32:{zlib.crc32(data):08x}"
 

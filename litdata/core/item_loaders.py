@@ -35,8 +35,8 @@ class ItemEncoder(Protocol):
         """The ``data_spec`` fixed by the first sample."""
         ...
 
-    def encode(self, sample: Any) -> tuple[bytes, int | None]:
-        """The item bytes and the item's ``dim`` (tokens), if counted."""
+    def encode(self, sample: Any) -> tuple[list[bytes], int, int | None]:
+        """The item's bytes as parts to concatenate, their total size, and its ``dim``."""
         ...
 
 

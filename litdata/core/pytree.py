@@ -39,6 +39,7 @@ _DEQUE = "collections.deque"
 _NAMEDTUPLE = "collections.namedtuple"
 
 _NAMEDTUPLES: dict[str, type] = {}
+_CONTAINERS = frozenset({dict, list, tuple, OrderedDict, defaultdict, deque})
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +254,7 @@ def compile_flattener(spec: TreeSpec) -> Callable[[Any], list[Any]]:
                 except KeyError:
                     pass
                 else:
-                    if not any(_node(leaf) is not None for leaf in leaves):
+                    if _CONTAINERS.isdisjoint(map(type, leaves)):
                         return leaves
             return _mismatch(spec, sample)
 

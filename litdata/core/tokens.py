@@ -52,8 +52,8 @@ class TokensEncoder:
         """Token datasets have a single leaf and no structure."""
         return None
 
-    def encode(self, sample: Any) -> tuple[bytes, int]:
-        """The raw tokens and their count.
+    def encode(self, sample: Any) -> tuple[list[bytes], int, int]:
+        """The raw tokens (one part), their size in bytes and their count.
 
         Raises:
             SampleError: The sample is not a 1-D array, or its dtype changed.
@@ -82,7 +82,7 @@ class TokensEncoder:
                 f"Token arrays must all have the dtype of the first one ({self._format}); this "
                 f"one serializes as {name}."
             )
-        return bytes(data), len(leaf)
+        return [data], len(data), len(leaf)
 
 
 class TokensDecoder:

@@ -24,7 +24,7 @@ from litdata.core.index import (
     write_index,
 )
 from litdata.core.item_loaders import ItemLoader, PyTreeLoader
-from litdata.core.layout import header_size, pack_chunk
+from litdata.core.layout import chunk_header, header_size, write_chunk_file
 from litdata.core.protocols import Serializer
 from litdata.core.serialization import SerializerSet
 from litdata.core.units import parse_size
@@ -86,7 +86,8 @@ class ChunkWriter:
         self.output_dir.mkdir(parents=True, exist_ok=True)
         self.rank = rank
         self._next_chunk = chunk_index
-        self._items: list[bytes] = []
+        self._parts: list[bytes] = []
+        self._sizes: list[int] = []
         self._item_bytes = 0
         self._dim: int | None = None
         self.chunks: list[ChunkEntry] = []
@@ -111,25 +112,30 @@ class ChunkWriter:
         Raises:
             SampleError: The sample cannot be encoded (see ``PyTreeEncoder.encode``).
         """
-        data, dim = self._encoder.encode(sample)
-        count = len(self._items)
-        if count and self._overflows(count, len(data), dim):
+        parts, size, dim = self._encoder.encode(sample)
+        count = len(self._sizes)
+        if count and (
+            header_size(count + 1) + self._item_bytes + size > self._chunk_bytes
+            if self._chunk_bytes
+            else dim is not None and (self._dim or 0) + dim > self._chunk_size  # type: ignore[operator]
+        ):
             self._flush()
             count = 0
-        self._items.append(data)
-        self._item_bytes += len(data)
+        self._parts.extend(parts)
+        self._sizes.append(size)
+        self._item_bytes += size
         if dim is not None:
             self._dim = (self._dim or 0) + dim
         self.num_samples += 1
-        if self._chunk_size is not None and (self._dim or len(self._items)) >= self._chunk_size:
+        if self._chunk_size is not None and (self._dim or len(self._sizes)) >= self._chunk_size:
             self._flush()
         elif (
             self._chunk_bytes is not None
             and count == 0
-            and (header_size(1) + len(data) > self._chunk_bytes)
+            and header_size(1) + size > self._chunk_bytes
         ):
             warnings.warn(
-                f"Sample {self.num_samples - 1} takes {len(data)} bytes, more than "
+                f"Sample {self.num_samples - 1} takes {size} bytes, more than "
                 f"chunk_bytes={self._chunk_bytes}; it is written alone in its chunk. Raise "
                 f"chunk_bytes if this happens often.",
                 LitdataWarning,
@@ -137,33 +143,30 @@ class ChunkWriter:
             )
             self._flush()
 
-    def _overflows(self, count: int, size: int, dim: int | None) -> bool:
-        if self._chunk_bytes is not None:
-            return header_size(count + 1) + self._item_bytes + size > self._chunk_bytes
-        if dim is not None and self._chunk_size is not None:
-            return (self._dim or 0) + dim > self._chunk_size
-        return False
-
     def _flush(self) -> None:
-        if not self._items:
+        if not self._sizes:
             return
-        data = pack_chunk(self._items)
-        raw_size = len(data)
-        if self._compressor is not None:
-            data = self._compressor.compress(data)
+        header = chunk_header(self._sizes)
+        raw_size = len(header) + self._item_bytes
         filename = chunk_filename(self.rank, self._next_chunk, self._compression)
         path = self.output_dir / filename
-        atomic_write_bytes(path, data)
+        if self._compressor is None:
+            checksum = write_chunk_file(path, [header, *self._parts], raw_size)
+        else:
+            data = self._compressor.compress(b"".join([header, *self._parts]))
+            atomic_write_bytes(path, data)
+            checksum = checksum_of(data)
         entry = ChunkEntry(
             filename=filename,
-            chunk_size=len(self._items),
+            chunk_size=len(self._sizes),
             chunk_bytes=raw_size,
             dim=self._dim,
-            checksum=checksum_of(data),
+            checksum=checksum,
         )
         self.chunks.append(entry)
         self._next_chunk += 1
-        self._items = []
+        self._parts = []
+        self._sizes = []
         self._item_bytes = 0
         self._dim = None
         hooks.chunk_written(str(path), entry.to_json())

@@ -16,11 +16,14 @@ from litdata.core.dtypes import dtype_of_format, numpy_dtype, numpy_dtype_index
 __all__ = ["NoHeaderNumpySerializer", "NumpySerializer"]
 
 
-def _little_contiguous(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    little = array.dtype.newbyteorder("<")
-    if array.dtype != little:
-        array = array.astype(little)
-    return np.ascontiguousarray(array)
+_BIG = ">" if np.little_endian else "="
+
+
+def _little_bytes(array: np.ndarray[Any, Any]) -> bytes:
+    """The array's data in C order and little-endian byte order."""
+    if array.dtype.byteorder == _BIG:
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return array.tobytes()
 
 
 class NumpySerializer:
@@ -45,15 +48,15 @@ class NumpySerializer:
         if index is None:
             raise TypeError(f"numpy dtype {item.dtype} has no LitData number; it is not stored")
         header = struct.pack(f"<{2 + item.ndim}I", index, item.ndim, *item.shape)
-        return header + _little_contiguous(item).tobytes(), None
+        return header + _little_bytes(item), None
 
     def deserialize(self, data: bytes | memoryview) -> np.ndarray[Any, Any]:
         """A writable array of the stored dtype and shape."""
         index, ndim = struct.unpack_from("<II", data)
         shape = struct.unpack_from(f"<{ndim}I", data, 8)
         dtype = numpy_dtype(index)
-        array = np.frombuffer(data, dtype=dtype, offset=8 + 4 * ndim).reshape(shape)
-        return array.astype(dtype.newbyteorder("="), copy=True)
+        array: np.ndarray[Any, Any] = np.frombuffer(data, dtype=dtype, offset=8 + 4 * ndim)
+        return array.reshape(shape).copy()
 
     def setup(self, data_format: str) -> None:
         """Nothing to prepare: the header says everything."""
@@ -83,7 +86,7 @@ class NoHeaderNumpySerializer:
         index = numpy_dtype_index(item.dtype)
         if index is None:
             raise TypeError(f"numpy dtype {item.dtype} has no LitData number; it is not stored")
-        return _little_contiguous(item).tobytes(), f"no_header_numpy:{index}"
+        return _little_bytes(item), f"no_header_numpy:{index}"
 
     def setup(self, data_format: str) -> None:
         """Learn the dtype from ``no_header_numpy:<dtype number>``."""
@@ -93,4 +96,5 @@ class NoHeaderNumpySerializer:
         """A writable 1-D array."""
         if self._dtype is None:
             raise RuntimeError("setup() must be called with the data_format before deserialize")
-        return np.frombuffer(data, dtype=self._dtype).astype(self._dtype.newbyteorder("="))
+        array: np.ndarray[Any, Any] = np.frombuffer(data, dtype=self._dtype)
+        return array.copy()

@@ -1,0 +1,106 @@
+"""Row definitions: what each benchmark row runs and which metrics its table shows.
+
+To add a row, append a :class:`Row` to ``ROWS`` (and, if it needs a new child action, a method on
+``systems.base.System`` plus a branch in ``child.run``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One reported number."""
+
+    key: str  # key in the child's ``metrics`` (``peak_pss_mb`` is added by the parent)
+    label: str
+    higher_is_better: bool
+    digits: int = 2
+
+
+@dataclass(frozen=True)
+class Row:
+    """A benchmark row: one child action over workloads × variants × systems."""
+
+    name: str
+    action: str  # child action: write, optimize, random, stream
+    workloads: tuple[str, ...]  # workloads this row can run
+    metrics: tuple[Metric, ...]
+    variants: tuple[dict[str, Any], ...] = ({},)
+    needs_dataset: bool = False  # reads a dataset prepared by the same system
+    description: str = ""
+    notes: dict[str, str] = field(default_factory=dict)  # per-system footnotes
+    defaults: tuple[str, ...] | None = None  # workloads run when --workloads is not given (all if None)
+
+    def variant_label(self, variant: dict[str, Any]) -> str:
+        """Short text for a variant (e.g. ``shuffle, 2 workers``)."""
+        if not variant:
+            return ""
+        parts = []
+        if "shuffle" in variant:
+            parts.append("shuffle" if variant["shuffle"] else "no shuffle")
+        if "num_workers" in variant:
+            parts.append(f"{variant['num_workers']} workers")
+        return ", ".join(parts)
+
+
+SECONDS = Metric("seconds", "s", higher_is_better=False)
+PSS = Metric("peak_pss_mb", "peak PSS MB", higher_is_better=False, digits=0)
+
+ROWS: dict[str, Row] = {
+    row.name: row
+    for row in [
+        Row(
+            "write",
+            "write",
+            ("W1", "W2", "W3"),
+            (SECONDS,),
+            description="single-process lowest-level writer over the samples (chunk_bytes=64MB)",
+            notes={
+                "ours": "litdata.core.writer.write_dataset",
+                "litdata": "BinaryWriter + merge",
+                "mosaic": "MDSWriter",
+                "webdataset": "ShardWriter",
+                "baseline": "plain .bin/.npy files",
+            },
+        ),
+        Row(
+            "optimize",
+            "optimize",
+            ("W1", "W2", "W3", "W4"),
+            (SECONDS, PSS),
+            description="optimize(fn, inputs, chunk_bytes='64MB', num_workers=2), worker start included",
+            notes={
+                "mosaic": "no parallel optimize: MDSWriter in 1 process",
+                "webdataset": "no parallel writer: ShardWriter in 1 process",
+                "baseline": "plain files written in 1 process",
+            },
+        ),
+        Row(
+            "random",
+            "random",
+            ("W1", "W2", "W3"),
+            (Metric("p50_us", "p50 µs", False, 1), Metric("p99_us", "p99 µs", False, 1)),
+            needs_dataset=True,
+            description="1,000 random ds[i] on a freshly opened dataset",
+            defaults=("W1", "W3"),
+        ),
+        Row(
+            "stream",
+            "stream",
+            ("W1", "W2", "W3"),
+            (
+                Metric("samples_per_s", "samples/s", True, 0),
+                Metric("first_batch_ms", "first batch ms", False, 0),
+                PSS,
+            ),
+            variants=tuple(
+                {"shuffle": shuffle, "num_workers": workers} for workers in (0, 2) for shuffle in (0, 1)
+            ),
+            needs_dataset=True,
+            description="one epoch from building dataset + loader to the last batch",
+        ),
+    ]
+}

@@ -1,0 +1,263 @@
+"""Run the benchmark of shared/BENCH.md: every system in its own child process, medians and ratios.
+
+    python bench/run.py [--rows write,random,stream,optimize] [--workloads W1,W2,W3,W4]
+                        [--repeats 3] [--systems ours,litdata,mosaic,webdataset,baseline]
+
+Builds the peers' venv if needed (``bench/peers.py``), generates the workloads once into
+``$LITDATA_BENCH_DIR`` (default ``~/.cache/litdata-bench/data``), prepares each system's dataset
+for the read rows, runs ``--repeats`` children per cell (systems interleaved within a repeat),
+checks counts and checksums of everything that came back, prints Markdown tables and writes them
+to ``bench/results/<date>-<rows>.md`` (raw per-repeat numbers go to a ``.json`` beside it).
+
+Environment: ``LITDATA_BENCH_OURS_PYTHON`` (interpreter for ours and the baseline; default
+``<repo>/.venv/bin/python`` if it exists, else this interpreter), ``LITDATA_BENCH_PEERS_VENV``,
+``LITDATA_BENCH_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+import peers  # noqa: E402
+import workloads  # noqa: E402
+from child import RESULT_PREFIX  # noqa: E402
+from memory import PeakPss  # noqa: E402
+from rows import ROWS, Row  # noqa: E402
+from table import Cell, render  # noqa: E402
+
+ALL_SYSTEMS = ("ours", "litdata", "mosaic", "webdataset", "baseline")
+PEER_SYSTEMS = {"litdata", "mosaic", "webdataset"}
+
+
+@dataclass
+class Settings:
+    """Resolved command-line settings."""
+
+    rows: list[str]
+    workloads: list[str] | None
+    systems: list[str]
+    repeats: int
+    root: Path
+    timeout: float
+    ours_python: str
+    reuse_ours: bool
+    log_dir: Path
+    results_dir: Path
+
+
+def ours_python() -> str:
+    """Interpreter for ours and the baseline."""
+    env = os.environ.get("LITDATA_BENCH_OURS_PYTHON")
+    if env:
+        return env
+    venv = REPO / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str, str]]:
+    """Interpreter + environment of ``system``'s children (never both litdata packages at once)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"{system}-", dir=peers.scratch_dir()))
+    if system in PEER_SYSTEMS:
+        return [str(peers.venv_python())], peers.peer_env(tmpdir=tmp)
+    env = dict(os.environ)
+    env["TMPDIR"] = str(tmp)
+    if system == "ours":
+        env["PYTHONPATH"] = str(REPO)
+    else:
+        env.pop("PYTHONPATH", None)
+    return [settings.ours_python], env
+
+
+def run_child(settings: Settings, system: str, action: str, workload: str, extra: list[str], label: str) -> dict[str, Any]:
+    """Run one child; return its result dict with ``peak_pss_mb`` and ``wall_s`` added."""
+    cmd, env = child_command(settings, system)
+    cmd += [str(BENCH / "child.py"), "--system", system, "--action", action, "--workload", workload,
+            "--root", str(settings.root), *extra]
+    log = settings.log_dir / f"{label}.log"
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        out.write(" ".join(cmd) + "\n")
+        out.flush()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))  # noqa: S603
+        with PeakPss(proc.pid) as pss:
+            try:
+                proc.wait(timeout=settings.timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    wall = time.perf_counter() - start
+    shutil.rmtree(env["TMPDIR"], ignore_errors=True)
+    result: dict[str, Any] | None = None
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith(RESULT_PREFIX):
+            result = json.loads(line[len(RESULT_PREFIX) :])
+    if result is None:
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        why = "timeout" if proc.returncode in (-9, None) and wall >= settings.timeout else f"exit {proc.returncode}"
+        result = {"ok": False, "error": f"child died ({why}): {tail[0][:200]}"}
+    result["peak_pss_mb"] = pss.peak_mb
+    result["wall_s"] = wall
+    result["log"] = str(log)
+    return result
+
+
+def check_status(result: dict[str, Any], expected: dict[str, dict[str, dict[str, int]]], workload: str) -> str:
+    """``ok`` or a failure status for one child result."""
+    if not result.get("ok"):
+        if "unsupported" in result:
+            return f"unsupported: {result['unsupported']}"
+        return f"error: {result.get('error', '?')}"
+    kind = result.get("check_kind")
+    got = result.get("check", {})
+    want = expected[workload]["random" if kind == "random" else "full"]
+    if kind == "count" and got.get("count") != want["count"]:
+        return f"WRONG: count {got.get('count')} != {want['count']}"
+    if kind in ("full", "random") and got != want:
+        return f"WRONG: checksum {got} != {want}"
+    return "ok"
+
+
+def prepare(settings: Settings, system: str, workload: str) -> tuple[Path, str]:
+    """Make sure ``system`` has a dataset of ``workload`` for the read rows; return (dir, status)."""
+    out = settings.root / "prepared" / system / workload
+    marker = out / ".bench-prepared.json"
+    if system == "baseline":
+        return workloads.source_dir(workload, settings.root), "ok"
+    reuse = system != "ours" or settings.reuse_ours
+    if marker.exists() and reuse:
+        return out, "ok"
+    if marker.exists():
+        marker.unlink()
+    print(f"  preparing {system} {workload} ...", flush=True)
+    result = run_child(settings, system, "prepare", workload, ["--out", str(out)], f"prepare-{system}-{workload}")
+    if not result.get("ok"):
+        status = check_status(result, {}, workload)
+        return out, status
+    return out, "ok"
+
+
+def run_row(settings: Settings, row: Row, expected: dict[str, Any]) -> dict[tuple[str, str, str], Cell]:
+    """Run every cell of ``row``; returns cells keyed by (workload, variant label, system)."""
+    cells: dict[tuple[str, str, str], Cell] = {}
+    wanted = settings.workloads or row.defaults or row.workloads
+    row_workloads = [w for w in wanted if w in row.workloads]
+    for workload in row_workloads:
+        datasets: dict[str, tuple[Path, str]] = {}
+        if row.needs_dataset:
+            for system in settings.systems:
+                datasets[system] = prepare(settings, system, workload)
+        for variant in row.variants:
+            vlabel = row.variant_label(variant)
+            for system in settings.systems:
+                cell = cells.setdefault((workload, vlabel, system), Cell())
+                if row.needs_dataset and datasets[system][1] != "ok":
+                    cell.status = datasets[system][1]
+            for rep in range(settings.repeats):
+                for system in settings.systems:
+                    cell = cells[(workload, vlabel, system)]
+                    if cell.status != "ok":
+                        continue
+                    extra: list[str] = []
+                    if row.needs_dataset:
+                        extra += ["--dataset", str(datasets[system][0])]
+                    else:
+                        extra += ["--out", str(settings.root / "out" / system / workload)]
+                    for key, value in variant.items():
+                        extra += [f"--{key.replace('_', '-')}", str(value)]
+                    tag = "-".join(str(v) for v in variant.values())
+                    label = f"{row.name}-{workload}-{tag}-{system}-r{rep}".replace("--", "-")
+                    result = run_child(settings, system, row.action, workload, extra, label)
+                    status = check_status(result, expected, workload)
+                    if status != "ok":
+                        cell.status = status
+                        print(f"  {label}: {status} (log: {result['log']})", flush=True)
+                        continue
+                    cell.add({**result.get("metrics", {}), "peak_pss_mb": result["peak_pss_mb"]})
+                    shown = {k: round(v, 2) for k, v in result.get("metrics", {}).items() if isinstance(v, float)}
+                    print(f"  {label}: {shown} pss={result['peak_pss_mb']:.0f}MB", flush=True)
+    return cells
+
+
+def parse_args(argv: list[str] | None) -> Settings:
+    """Parse the command line into :class:`Settings`."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="write,optimize,random,stream")
+    parser.add_argument("--workloads", default=None, help="restrict to these workloads (default: each row's own)")
+    parser.add_argument("--systems", default=",".join(ALL_SYSTEMS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per child")
+    parser.add_argument("--reuse-ours", action="store_true", help="reuse ours' prepared datasets (default: rebuild)")
+    parser.add_argument("--results-dir", default=str(BENCH / "results"))
+    args = parser.parse_args(argv)
+    rows = [r for r in args.rows.split(",") if r]
+    unknown = [r for r in rows if r not in ROWS]
+    systems = [s for s in args.systems.split(",") if s]
+    if unknown or any(s not in ALL_SYSTEMS for s in systems):
+        parser.error(f"rows must be among {list(ROWS)}, systems among {list(ALL_SYSTEMS)}")
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Settings(
+        rows=rows,
+        workloads=[w for w in args.workloads.split(",") if w] if args.workloads else None,
+        systems=systems,
+        repeats=args.repeats,
+        root=workloads.data_dir(),
+        timeout=args.timeout,
+        ours_python=ours_python(),
+        reuse_ours=args.reuse_ours,
+        log_dir=peers.CACHE_ROOT / "logs" / stamp,
+        results_dir=Path(args.results_dir),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    settings = parse_args(argv)
+    settings.log_dir.mkdir(parents=True, exist_ok=True)
+    if PEER_SYSTEMS & set(settings.systems):
+        print(f"peers venv: {peers.build()}", flush=True)
+    workloads.ensure_data(settings.root)
+    expected = workloads.expected_checks(settings.root)
+    started = dt.datetime.now()
+    sections = [
+        f"# litdata bench {started:%Y-%m-%d %H:%M}",
+        "",
+        f"Machine: {os.cpu_count()} CPUs, {platform.python_version()}; repeats: {settings.repeats} "
+        f"(medians); ours: `{settings.ours_python}`; peers: `{peers.venv_python()}`; logs: `{settings.log_dir}`.",
+        "",
+    ]
+    raw: dict[str, Any] = {}
+    for name in settings.rows:
+        row = ROWS[name]
+        print(f"== row {name}", flush=True)
+        cells = run_row(settings, row, expected)
+        table = render(row, cells, settings.systems)
+        print("\n" + table + "\n", flush=True)
+        sections += [table, ""]
+        raw[name] = {"|".join(k): {"status": c.status, "values": c.values} for k, c in cells.items()}
+    settings.results_dir.mkdir(parents=True, exist_ok=True)
+    base = settings.results_dir / f"{started:%Y-%m-%d-%H%M}-{'-'.join(settings.rows)}"
+    base.with_suffix(".md").write_text("\n".join(sections))
+    base.with_suffix(".json").write_text(json.dumps(raw, indent=1, sort_keys=True))
+    print(f"wrote {base.with_suffix('.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
