@@ -56,7 +56,8 @@ class NumpySerializer:
         shape = struct.unpack_from(f"<{ndim}I", data, 8)
         dtype = numpy_dtype(index)
         array: np.ndarray[Any, Any] = np.frombuffer(data, dtype=dtype, offset=8 + 4 * ndim)
-        return array.reshape(shape).copy()
+        copied: np.ndarray[Any, Any] = array.reshape(shape).copy()
+        return copied
 
     def setup(self, data_format: str) -> None:
         """Nothing to prepare: the header says everything."""
@@ -96,5 +97,5 @@ class NoHeaderNumpySerializer:
         """A writable 1-D array."""
         if self._dtype is None:
             raise RuntimeError("setup() must be called with the data_format before deserialize")
-        array: np.ndarray[Any, Any] = np.frombuffer(data, dtype=self._dtype)
-        return array.copy()
+        copied: np.ndarray[Any, Any] = np.frombuffer(data, dtype=self._dtype).copy()
+        return copied
