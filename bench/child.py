@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return {"ok": False, "unsupported": str(exc)}
     result["ok"] = True
     result["versions"] = system.versions()
+    if system.note:
+        result["note"] = system.note
     return result
 
 

@@ -190,6 +190,7 @@ def run_row(settings: Settings, row: Row, expected: dict[str, Any]) -> dict[tupl
                         print(f"  {label}: {status} (log: {result['log']})", flush=True)
                         continue
                     cell.add({**result.get("metrics", {}), "peak_pss_mb": result["peak_pss_mb"]})
+                    cell.note = result.get("note", cell.note)
                     shown = {k: round(v, 2) for k, v in result.get("metrics", {}).items() if isinstance(v, float)}
                     print(f"  {label}: {shown} pss={result['peak_pss_mb']:.0f}MB", flush=True)
     return cells

@@ -17,6 +17,7 @@ class Cell:
 
     values: dict[str, list[float]] = field(default_factory=dict)
     status: str = "ok"  # ok | unsupported: ... | error: ... | WRONG: ...
+    note: str = ""
 
     def add(self, metrics: dict[str, Any]) -> None:
         """Record one repeat's metrics."""
@@ -98,6 +99,9 @@ def render(row: Row, cells: dict[tuple[str, str, str], Cell], systems: list[str]
         if c.status != "ok"
     ]
     notes = [f"- {s}: {row.notes[s]}" for s in systems if s in row.notes]
+    for (w, v, s), c in cells.items():
+        if c.note and f"- {s}: {c.note}" not in notes:
+            notes.append(f"- {s}: {c.note}")
     if notes:
         lines += ["", "Notes:", *notes]
     if problems:

@@ -273,6 +273,19 @@ class Checker:
         return {"count": self.count, "a": self.a, "b": self.b}
 
 
+def collate_images(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Collate W1 samples for every torch-style loader: images as a list of ``bytes``, labels as an array.
+
+    torch's default collate cannot batch variable-length ``memoryview``s (what LitData returns for
+    ``bytes`` leaves), and ``memoryview``s cannot cross a worker process boundary, so every system
+    gets this same collate on W1.
+    """
+    return {
+        "image": [bytes(s["image"]) for s in samples],
+        "label": np.fromiter((int(s["label"]) for s in samples), dtype=np.int64, count=len(samples)),
+    }
+
+
 def _as_numpy(value: Any) -> np.ndarray:
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         return value.numpy()

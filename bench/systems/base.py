@@ -130,6 +130,7 @@ class System:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.note = ""  # shown under the table (e.g. a fallback the adapter had to take)
 
     def source(self, workload: str) -> Source:
         """The workload's plain files."""

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from systems.base import System, fresh_dir, time_random, time_stream, timed
-from workloads import W1_COUNT, W2_BLOCK, W2_BLOCKS, W3_DIM, W4_BASE_COST_S, WORKLOADS, source_dir
+from workloads import W1_COUNT, W2_BLOCK, W2_BLOCKS, W3_DIM, W4_BASE_COST_S, WORKLOADS, collate_images, source_dir
 
 
 class MemmapDataset:
@@ -117,7 +117,10 @@ class Baseline(System):
 
         def make() -> Any:
             ds = MemmapDataset(self.dataset_dir(workload), spec.kind)
-            return torch.utils.data.DataLoader(ds, batch_size=spec.batch_size, shuffle=shuffle, num_workers=num_workers)
+            extra = {"collate_fn": collate_images} if spec.kind == "image" else {}
+            return torch.utils.data.DataLoader(
+                ds, batch_size=spec.batch_size, shuffle=shuffle, num_workers=num_workers, **extra
+            )
 
         return time_stream(make, spec.kind, spec.count)
 

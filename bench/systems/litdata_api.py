@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from systems.base import Unsupported, System, fresh_dir, time_random, time_stream, timed, verify_iter
-from workloads import W2_BLOCK, W2_BLOCKS, WORKLOADS, optimize_fn, optimize_inputs
+from workloads import W2_BLOCK, W2_BLOCKS, WORKLOADS, collate_images, optimize_fn, optimize_inputs
 
 CHUNK_BYTES = "64MB"
 NUM_WORKERS = 2
@@ -86,7 +86,7 @@ class LitDataAPI(System):
         counted = _index_count(out, kind == "tokens")
         try:
             ds = self._open(workload, out)
-            check = verify_iter(iter(ds), kind)
+            check = verify_iter((ds[i] for i in range(len(ds))) if not hasattr(ds, "__iter__") else iter(ds), kind)
             return {"metrics": metrics, "check": check, "check_kind": "full"}
         except Unsupported:
             return {"metrics": metrics, "check": counted, "check_kind": "count"}
@@ -116,6 +116,7 @@ class LitDataAPI(System):
 
         def make() -> Any:
             ds = self._open(workload, dataset, shuffle=shuffle)
-            return litdata.StreamingDataLoader(ds, batch_size=spec.batch_size, num_workers=num_workers)
+            extra = {"collate_fn": collate_images} if spec.kind == "image" else {}
+            return litdata.StreamingDataLoader(ds, batch_size=spec.batch_size, num_workers=num_workers, **extra)
 
         return time_stream(make, spec.kind, W2_BLOCKS if spec.kind == "tokens" else spec.count)

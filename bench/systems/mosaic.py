@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from systems.base import System, fresh_dir, time_random, time_stream, timed
-from workloads import W2_BLOCK, W2_BLOCKS, WORKLOADS, W4_BASE_COST_S, W1_COUNT
+from workloads import W1_COUNT, W2_BLOCK, W2_BLOCKS, W4_BASE_COST_S, WORKLOADS, collate_images
 
 SIZE_LIMIT = 64_000_000
 
@@ -90,7 +90,8 @@ class Mosaic(System):
 
         def make() -> Any:
             ds = self._open(workload, dataset, shuffle=shuffle)
-            return torch.utils.data.DataLoader(ds, batch_size=spec.batch_size, num_workers=num_workers)
+            extra = {"collate_fn": collate_images} if spec.kind == "image" else {}
+            return torch.utils.data.DataLoader(ds, batch_size=spec.batch_size, num_workers=num_workers, **extra)
 
         return time_stream(make, spec.kind, spec.count)
 

@@ -8,13 +8,33 @@ from typing import Any
 
 from systems.base import Unsupported, fresh_dir, timed
 from systems.litdata_api import CHUNK_BYTES, LitDataAPI
-from workloads import WORKLOADS, optimize_fn, optimize_inputs
+from workloads import W2_BLOCK, WORKLOADS, optimize_fn, optimize_inputs
 
 
 class Ours(LitDataAPI):
     """Ours: ``write`` uses ``litdata.core.writer.write_dataset(samples, output_dir, chunk_bytes=...)``."""
 
     name = "ours"
+
+    def _tokens_loader(self, block_size: int | None = None) -> Any:
+        try:
+            return super()._tokens_loader(block_size)
+        except Unsupported:
+            from litdata.core.item_loaders import TokensLoader
+
+            return TokensLoader(block_size=block_size)
+
+    def _open(self, workload: str, dataset: Path, shuffle: bool = False) -> Any:
+        """``litdata.StreamingDataset``; while it is missing, ``litdata.DatasetReader`` (random row only)."""
+        import litdata
+
+        if hasattr(litdata, "StreamingDataset") or shuffle:
+            return super()._open(workload, dataset, shuffle)
+        self.note = "read via litdata.DatasetReader (StreamingDataset missing)"
+        kwargs: dict[str, Any] = {}
+        if WORKLOADS[workload].kind == "tokens":
+            kwargs["item_loader"] = self._tokens_loader(W2_BLOCK)
+        return litdata.DatasetReader(str(dataset), **kwargs)
 
     def _write_dataset(self) -> Any:
         try:

@@ -1,0 +1,58 @@
+"""``litdata plugins``: every plugin of every kind, and the distribution that provides it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from litdata.core import registries
+from litdata.core.errors import PluginError
+from litdata.core.plugin_manager import get_plugin_manager
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(commands: Any) -> None:
+    """Register the ``plugins`` command."""
+    parser = commands.add_parser("plugins", help="list installed plugins")
+    parser.add_argument("--kind", choices=sorted(registries.ALL), help="only this kind")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one line per plugin: kind, name, provider and implementation."""
+    rows = [("KIND", "NAME", "PROVIDED BY", "IMPLEMENTATION")]
+    problems = []
+    for kind, registry in sorted(registries.ALL.items()):
+        if args.kind and kind != args.kind:
+            continue
+        for name in registry.names():
+            try:
+                info = registry.info(name)
+            except PluginError as error:
+                problems.append(str(error))
+                continue
+            rows.append((kind, name, info.origin, info.target))
+    if not args.kind:
+        for plugin_name, plugin in get_plugin_manager().list_name_plugin():
+            rows.append(
+                ("hooks", plugin_name, _hook_origin(plugin), getattr(plugin, "__name__", ""))
+            )
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+            + "  "
+            + row[3]
+        )
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _hook_origin(plugin: object) -> str:
+    for plugin_object, dist in get_plugin_manager().list_plugin_distinfo():
+        if plugin_object is plugin:
+            return f"{dist.project_name} {dist.version}"
+    return "registered in-process"

@@ -1,0 +1,149 @@
+"""Contract test classes: every serializer and compressor, built-in or not, passes them.
+
+They are plain pytest classes; subclass one and set its class attributes.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from litdata.core.reader import DatasetReader
+from litdata.core.serialization import fixed_size_of
+from litdata.core.writer import write_dataset
+from litdata.testing.compare import assert_samples_equal
+
+__all__ = ["CompressorContract", "SerializerContract"]
+
+
+class SerializerContract:
+    """What every serializer must do.
+
+    Attributes:
+        serializer_class: The class under test (constructed without arguments).
+        samples: Values it must round-trip (and claim, unless ``claims`` is false).
+        bad_inputs: Values its ``serialize`` must refuse with ``TypeError``/``ValueError``.
+        claims: Whether ``can_serialize`` accepts ``samples`` (false for read-side formats).
+        expected: The values ``deserialize`` returns for ``samples``, when they differ from
+            them (e.g. an image file read back as a tensor); defaults to ``samples``.
+    """
+
+    serializer_class: ClassVar[type]
+    samples: ClassVar[list[Any]] = []
+    bad_inputs: ClassVar[list[Any]] = []
+    claims: ClassVar[bool] = True
+    expected: ClassVar[list[Any] | None] = None
+
+    def _expected(self) -> list[Any]:
+        return self.expected if self.expected is not None else self.samples
+
+    def _round_trip(self, serializer: Any, sample: Any, view: bool) -> Any:
+        payload, name = serializer.serialize(sample)
+        reader = self.serializer_class()
+        reader.setup(name or serializer.name)
+        data = memoryview(bytes(payload)) if view else bytes(payload)
+        return reader.deserialize(data)
+
+    def test_has_samples(self) -> None:
+        assert self.samples, "set `samples` to values the serializer must round-trip"
+
+    def test_declares_its_name(self) -> None:
+        name = getattr(self.serializer_class, "name", None)
+        assert isinstance(name, str), "a serializer needs a `name` class attribute"
+        assert name, "`name` must not be empty"
+
+    @pytest.mark.parametrize("view", [False, True], ids=["bytes", "memoryview"])
+    def test_round_trip(self, view: bool) -> None:
+        serializer = self.serializer_class()
+        for sample, expected in zip(self.samples, self._expected(), strict=True):
+            assert_samples_equal(self._round_trip(serializer, sample, view), expected)
+
+    def test_claims_its_samples(self) -> None:
+        serializer = self.serializer_class()
+        for sample in self.samples:
+            assert serializer.can_serialize(sample) is self.claims, sample
+
+    def test_fixed_size_is_honest(self) -> None:
+        serializer = self.serializer_class()
+        size = fixed_size_of(serializer)
+        if size is None:
+            pytest.skip("the serializer declares no fixed size")
+        for sample in self.samples:
+            assert len(serializer.serialize(sample)[0]) == size
+
+    def test_pickles(self) -> None:
+        serializer = pickle.loads(pickle.dumps(self.serializer_class()))
+        for sample, expected in zip(self.samples, self._expected(), strict=True):
+            assert_samples_equal(self._round_trip(serializer, sample, view=False), expected)
+
+    def test_refuses_bad_input(self) -> None:
+        serializer = self.serializer_class()
+        for bad in self.bad_inputs:
+            with pytest.raises((TypeError, ValueError, OverflowError)):
+                serializer.serialize(bad)
+
+    def test_in_a_dataset(self, tmp_path: Path) -> None:
+        if not self.claims:
+            pytest.skip("the serializer claims no value on write")
+        name: str = getattr(self.serializer_class, "name", "value")
+        samples = [{"value": sample, "index": index} for index, sample in enumerate(self.samples)]
+        serializers = {name: self.serializer_class()}
+        write_dataset(samples, tmp_path / "ds", chunk_size=2, serializers=serializers)
+        reader = DatasetReader(tmp_path / "ds", serializers=serializers)
+        assert len(reader) == len(samples)
+        for index, expected in enumerate(self._expected()):
+            assert_samples_equal(reader[index], {"value": expected, "index": index})
+
+
+class CompressorContract:
+    """What every compressor must do.
+
+    Attributes:
+        compressor_class: The class under test, constructed as ``cls(level)``.
+        levels: Valid levels to test (``None`` is always tested).
+        bad_levels: Levels the constructor must refuse with ``ValueError``.
+    """
+
+    compressor_class: ClassVar[type]
+    levels: ClassVar[list[int]] = []
+    bad_levels: ClassVar[list[int]] = []
+
+    payloads: ClassVar[list[bytes]] = [
+        b"",
+        b"a",
+        b"litdata " * 10_000,
+        os.urandom(100_000),
+    ]
+
+    @pytest.mark.parametrize("view", [False, True], ids=["bytes", "memoryview"])
+    def test_round_trip(self, view: bool) -> None:
+        for level in [None, *self.levels]:
+            compressor = self.compressor_class(level)
+            for payload in self.payloads:
+                packed = compressor.compress(memoryview(payload) if view else payload)
+                data = memoryview(packed) if view else packed
+                assert compressor.decompress(data) == payload
+
+    def test_compresses_repetitive_data(self) -> None:
+        payload = self.payloads[2]
+        assert len(self.compressor_class(None).compress(payload)) < len(payload) // 10
+
+    def test_declares_its_name(self) -> None:
+        assert isinstance(getattr(self.compressor_class, "name", None), str)
+
+    def test_pickles(self) -> None:
+        compressor = pickle.loads(pickle.dumps(self.compressor_class(None)))
+        assert compressor.decompress(compressor.compress(b"x" * 100)) == b"x" * 100
+
+    def test_refuses_bad_levels(self) -> None:
+        for level in self.bad_levels:
+            with pytest.raises(ValueError, match=str(level)):
+                self.compressor_class(level)
+
+    def test_refuses_garbage(self) -> None:
+        with pytest.raises(Exception):  # noqa: B017, PT011  # each codec raises its own error
+            self.compressor_class(None).decompress(b"\x00garbage that is no frame" * 3)
