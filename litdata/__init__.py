@@ -13,16 +13,22 @@ from litdata.__about__ import __version__
 from litdata.core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from litdata.core.item_loaders import TokensLoader
     from litdata.core.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
-    from litdata.types import File, Image
+    from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
 
 __all__ = [
     "ChunkWriter",
     "DatasetReader",
     "File",
     "Image",
+    "Jpeg",
+    "Pil",
+    "Tensor",
+    "Text",
+    "TokensLoader",
     "__version__",
     "hookimpl",
     "register_namedtuple",
@@ -34,6 +40,11 @@ _LAZY = {
     "DatasetReader": "litdata.core.reader",
     "File": "litdata.types",
     "Image": "litdata.types",
+    "Jpeg": "litdata.types",
+    "Pil": "litdata.types",
+    "Tensor": "litdata.types",
+    "Text": "litdata.types",
+    "TokensLoader": "litdata.core.item_loaders",
     "register_namedtuple": "litdata.core.pytree",
     "write_dataset": "litdata.core.writer",
 }

@@ -1,8 +1,8 @@
-"""Media wrappers: mark a sample leaf as a file or an image so its bytes are stored as such.
+"""Media wrappers (LitData's): mark a sample leaf as a file, text, image or tensor.
 
 ``Image(path=...)`` keeps the file's encoded bytes; ``Image(array=...)`` or ``Image(image=...)``
 encodes pixels (PNG by default, or ``format``/``quality``). ``File(path=...)`` stores any
-file's bytes. Both are leaves of a sample, not containers.
+file's bytes. Wrappers are leaves of a sample, not containers.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["File", "Image", "Text"]
+__all__ = ["File", "Image", "Jpeg", "Pil", "Tensor", "Text"]
 
 
 @dataclass
@@ -77,3 +77,61 @@ class Image(_MediaRef):
             value is not None
             for value in (self.array, self.image, self.mode, self.format, self.quality)
         )
+
+
+@dataclass
+class Jpeg(_MediaRef):
+    """A JPEG image; streams back as a ``uint8`` RGB tensor ``(3, H, W)``.
+
+    Given ``path``/``bytes`` at the default quality, the bytes are stored as they are;
+    otherwise the pixels are (re-)encoded at ``quality``.
+
+    Attributes:
+        array: Pixels to encode.
+        image: A PIL image to encode.
+        mode: A PIL mode to convert to first.
+        quality: The JPEG quality.
+    """
+
+    array: Any = None
+    image: Any = None
+    mode: str | None = None
+    quality: int = 95
+
+
+@dataclass
+class Pil(_MediaRef):
+    """An image stored as raw pixels (LitData's ``pil`` layout); streams back as a PIL image.
+
+    Attributes:
+        array: Pixels.
+        image: A PIL image.
+        mode: A PIL mode to convert to first.
+    """
+
+    array: Any = None
+    image: Any = None
+    mode: str | None = None
+
+
+@dataclass
+class Tensor(_MediaRef):
+    """An array stored as a tensor; streams back as a ``torch.Tensor``.
+
+    A 1-D array (or raw ``path``/``bytes`` with a ``dtype``) is stored without a header, as
+    token streams are.
+
+    Attributes:
+        array: A numpy array or tensor.
+        dtype: The dtype of raw ``path``/``bytes`` data (a numpy or torch dtype, or its name).
+    """
+
+    array: Any = None
+    dtype: Any = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The array's shape."""
+        if self.array is None:
+            raise ValueError("Tensor.shape needs array=")
+        return tuple(self.array.shape)

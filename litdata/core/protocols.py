@@ -60,7 +60,7 @@ class Serializer(Protocol):
 class PickleAware(Protocol):
     """A serializer whose payloads could import and run code; it obeys ``allow_pickle``."""
 
-    allow_pickle: bool
+    allow_pickle: bool | None
 
 
 class Compressor(Protocol):

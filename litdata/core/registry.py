@@ -64,7 +64,8 @@ class PluginInfo:
 
 
 def _target_of(obj: Any) -> str:
-    return f"{obj.__module__}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
+    module = getattr(obj, "__module__", type(obj).__module__)
+    return f"{module}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
 
 
 class Registry(Generic[T]):

@@ -2,9 +2,9 @@
 
 On write, serializers passed by the user are probed first (in their order), then the
 registry's, highest ``priority`` first; the first whose ``can_serialize`` accepts a leaf wins.
-On read, a ``data_format`` name ``base[:sub]`` resolves to ``sub`` when that is a serializer
-name (``graph:pickle`` → ``pickle``), else to ``base``; the serializer is set up with the full
-name.
+On read, a ``data_format`` name ``base[:sub]`` resolves to ``base``, or to ``sub`` when only
+that is a serializer name (``graph:pickle`` → ``pickle``); the serializer is set up with the
+full name.
 """
 
 from __future__ import annotations
@@ -36,11 +36,17 @@ def fixed_size_of(serializer: Any) -> int | None:
 
 
 def format_key(data_format: str, known: Any) -> str:
-    """The serializer name that decodes ``data_format`` (LitData's lookup rule)."""
+    """The serializer name that decodes ``data_format``.
+
+    ``base:sub`` resolves to ``base`` when a serializer has that name, else to ``sub`` when
+    one has that name (``graph:pickle`` decodes with ``pickle`` when no ``graph`` serializer
+    is installed). LitData tries ``sub`` first, which lets any serializer named like a file
+    extension (``png``) hijack ``image:png``; trying ``base`` first cannot.
+    """
     base, _, sub = data_format.partition(":")
-    if sub and sub in known:
-        return sub
-    return base
+    if base in known or not sub or sub not in known:
+        return base
+    return sub
 
 
 class SerializerSet:

@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from litdata.core.imports import require
+from litdata.types import Jpeg, Pil
 
 if TYPE_CHECKING:
     import torch
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 _PIL_HEADER = struct.Struct("<III")
+DEFAULT_QUALITY = 95
 
 
 def _pil() -> Any:
@@ -55,6 +57,19 @@ def decode_image_tensor(data: bytes | memoryview) -> torch.Tensor:
     return torch.from_numpy(array.copy()).permute(2, 0, 1).contiguous()
 
 
+def _wrapped_image(wrapper: Jpeg | Pil) -> PILImage:
+    """The PIL image a ``Jpeg``/``Pil`` wrapper describes (mode conversion applied)."""
+    image_module = _pil()
+    if wrapper.image is not None:
+        image = wrapper.image
+    elif wrapper.array is not None:
+        image = image_module.fromarray(wrapper.array)
+    else:
+        image = image_module.open(io.BytesIO(wrapper.read()))
+    converted: PILImage = image.convert(wrapper.mode) if wrapper.mode else image
+    return converted
+
+
 def _file_bytes(image: PILImage) -> bytes | None:
     filename = getattr(image, "filename", None)
     if filename:
@@ -73,11 +88,15 @@ class PILSerializer:
     priority: ClassVar[int] = 150
 
     def can_serialize(self, item: Any) -> bool:
-        """Claims PIL images that are neither JPEG nor PNG files."""
-        return _is_pil(item) and type(item).__name__ not in ("JpegImageFile", "PngImageFile")
+        """Claims ``Pil`` wrappers and PIL images that are neither JPEG nor PNG files."""
+        return isinstance(item, Pil) or (
+            _is_pil(item) and type(item).__name__ not in ("JpegImageFile", "PngImageFile")
+        )
 
     def serialize(self, item: Any) -> tuple[bytes, None]:
         """Header, mode, then ``tobytes()``."""
+        if isinstance(item, Pil):
+            item = _wrapped_image(item)
         if not _is_pil(item):
             raise TypeError(f"expected a PIL image, got {type(item).__qualname__}")
         mode = item.mode.encode("ascii")
@@ -102,19 +121,27 @@ class JPEGSerializer:
     priority: ClassVar[int] = 160
 
     def can_serialize(self, item: Any) -> bool:
-        """Claims images opened from JPEG files."""
-        return _is_pil(item, "JpegImageFile")
+        """Claims ``Jpeg`` wrappers and images opened from JPEG files."""
+        return isinstance(item, Jpeg) or _is_pil(item, "JpegImageFile")
 
     def serialize(self, item: Any) -> tuple[bytes, None]:
-        """The source file's bytes when available, else a re-encoded JPEG."""
-        if not _is_pil(item):
+        """The original JPEG bytes when available, else a (re-)encoded JPEG."""
+        quality = DEFAULT_QUALITY
+        if isinstance(item, Jpeg):
+            as_given = item.array is None and item.image is None and item.mode is None
+            if as_given and item.quality == DEFAULT_QUALITY:
+                return item.read(), None
+            quality = item.quality
+            item = _wrapped_image(item)
+        elif not _is_pil(item):
             raise TypeError(f"expected a PIL image, got {type(item).__qualname__}")
-        original = _file_bytes(item)
-        if original is not None:
-            return original, None
+        else:
+            original = _file_bytes(item)
+            if original is not None:
+                return original, None
         buffer = io.BytesIO()
         item.convert("RGB" if item.mode not in ("RGB", "L") else item.mode).save(
-            buffer, format="JPEG", quality=95
+            buffer, format="JPEG", quality=quality
         )
         return buffer.getvalue(), None
 

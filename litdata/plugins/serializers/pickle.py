@@ -90,7 +90,7 @@ class PickleSerializer:
     priority: ClassVar[int] = 0
 
     def __init__(self, allow_pickle: bool | None = None) -> None:
-        self.allow_pickle = config.allow_pickle_default() if allow_pickle is None else allow_pickle
+        self.allow_pickle = allow_pickle
 
     def can_serialize(self, item: Any) -> bool:
         """Claims everything."""
@@ -105,7 +105,8 @@ class PickleSerializer:
 
     def deserialize(self, data: bytes | memoryview) -> Any:
         """The unpickled value; only plain values unless ``allow_pickle``."""
-        if self.allow_pickle:
+        allowed = config.allow_pickle_default() if self.allow_pickle is None else self.allow_pickle
+        if allowed:
             return pickle.loads(data)  # the reader opted in
         return restricted_loads(data)
 

@@ -10,7 +10,10 @@ import struct
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from litdata.core.dtypes import dtype_of_format, torch_dtype, torch_dtype_index
+from litdata.types import Tensor
 
 if TYPE_CHECKING:
     import torch
@@ -21,6 +24,30 @@ __all__ = ["NoHeaderTensorSerializer", "TensorSerializer"]
 def _is_tensor(item: Any) -> bool:
     torch_module = sys.modules.get("torch")
     return torch_module is not None and isinstance(item, torch_module.Tensor)
+
+
+def _unwrap(item: Any) -> Any:
+    """The tensor a ``Tensor`` wrapper describes (raw bytes need its ``dtype``)."""
+    if not isinstance(item, Tensor):
+        return item
+    import torch
+
+    if item.array is not None:
+        return torch.as_tensor(item.array)
+    if item.dtype is None:
+        raise TypeError("Tensor(path=... or bytes=...) needs dtype= to read raw data")
+    dtype = item.dtype
+    if not isinstance(dtype, torch.dtype):  # a numpy dtype or its name
+        dtype = torch.from_numpy(np.empty(0, dtype=dtype)).dtype
+    return torch.frombuffer(bytearray(item.read()), dtype=dtype)
+
+
+def _is_1d_wrapper(item: Any) -> bool:
+    if not isinstance(item, Tensor):
+        return False
+    if item.array is None:
+        return item.dtype is not None
+    return len(item.shape) == 1
 
 
 def _raw(tensor: torch.Tensor) -> bytes:
@@ -55,10 +82,13 @@ class TensorSerializer:
 
     def can_serialize(self, item: Any) -> bool:
         """Claims tensors whose ``ndim`` is not 1 and whose dtype has a number."""
+        if isinstance(item, Tensor):
+            return item.array is not None and len(item.shape) != 1
         return _is_tensor(item) and item.ndim != 1 and torch_dtype_index(item.dtype) is not None
 
     def serialize(self, item: Any) -> tuple[bytes, None]:
         """Big-endian header, then the C-order data."""
+        item = _unwrap(item)
         if not _is_tensor(item):
             raise TypeError(f"expected a torch.Tensor, got {type(item).__qualname__}")
         header = struct.pack(f">{2 + item.ndim}I", _index_of(item), item.ndim, *item.shape)
@@ -85,10 +115,13 @@ class NoHeaderTensorSerializer:
 
     def can_serialize(self, item: Any) -> bool:
         """Claims 1-D tensors whose dtype has a number."""
+        if isinstance(item, Tensor):
+            return _is_1d_wrapper(item)
         return _is_tensor(item) and item.ndim == 1 and torch_dtype_index(item.dtype) is not None
 
     def serialize(self, item: Any) -> tuple[bytes, str]:
         """The raw data; the name records the dtype."""
+        item = _unwrap(item)
         if not _is_tensor(item) or item.ndim != 1:
             raise TypeError(f"expected a 1-D torch.Tensor, got {type(item).__qualname__}")
         return _raw(item), f"no_header_tensor:{_index_of(item)}"

@@ -1,0 +1,42 @@
+"""Shared fixtures: real files in tmp_path, real processes; no mocks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from litdata.core import registries
+from litdata.core.plugin_manager import reset_plugin_manager
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test gets its own chunk cache; nothing is written under the home directory."""
+    monkeypatch.setenv("LITDATA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture
+def fresh_plugins() -> Iterator[None]:
+    """Rediscover plugins before and after a test that installs or registers some."""
+    for registry in registries.ALL.values():
+        registry.refresh()
+    reset_plugin_manager()
+    with _isolated():
+        yield
+    for registry in registries.ALL.values():
+        registry.refresh()
+    reset_plugin_manager()
+
+
+class _isolated:  # used as a context manager, reads like one
+    def __enter__(self) -> None:
+        self._contexts = [registry.isolated() for registry in registries.ALL.values()]
+        for context in self._contexts:
+            context.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        for context in reversed(self._contexts):
+            context.__exit__(*exc)

@@ -1,0 +1,94 @@
+"""A corrupt dataset is an error that names the file, never wrong samples."""
+
+import json
+
+import pytest
+
+import litdata as ld
+from litdata.core.errors import ChunkCorruptError, DatasetFormatError
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    ld.write_dataset(
+        ({"id": i, "text": f"sample {i}" * 3} for i in range(20)), tmp_path / "ds", chunk_size=5
+    )
+    return tmp_path / "ds"
+
+
+def test_truncated_chunk(dataset):
+    chunk = dataset / "chunk-0-1.bin"
+    chunk.write_bytes(chunk.read_bytes()[:-7])
+    reader = ld.DatasetReader(dataset)
+    assert reader[0]["id"] == 0  # other chunks still read
+    with pytest.raises(ChunkCorruptError, match="chunk-0-1.bin is corrupt or truncated"):
+        reader[5]
+
+
+def test_bit_flip_in_a_compressed_chunk_fails_its_checksum(tmp_path):
+    ld.write_dataset(({"id": i} for i in range(10)), tmp_path, chunk_size=5, compression="zstd")
+    chunk = tmp_path / "chunk-0-0.zstd.bin"
+    data = bytearray(chunk.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    chunk.write_bytes(bytes(data))
+    with pytest.raises(ChunkCorruptError, match=r"chunk-0-0.zstd.bin is corrupt: its checksum"):
+        ld.DatasetReader(tmp_path)[0]
+
+
+def test_item_sizes_that_do_not_add_up(dataset):
+    chunk = dataset / "chunk-0-0.bin"
+    data = bytearray(chunk.read_bytes())
+    header = 4 * 7  # 5 items: count + 6 offsets
+    data[header] += 1  # the first leaf's size field of item 0
+    chunk.write_bytes(bytes(data))
+    with pytest.raises(ChunkCorruptError, match="leaf sizes add up"):
+        ld.DatasetReader(dataset)[0]
+
+
+def test_missing_chunk_file_is_named(dataset):
+    (dataset / "chunk-0-2.bin").unlink()
+    with pytest.raises(FileNotFoundError, match="chunk-0-2.bin listed in index.json is missing"):
+        ld.DatasetReader(dataset)[10]
+
+
+def test_unknown_data_format_says_what_to_install(dataset):
+    index = json.loads((dataset / "index.json").read_text())
+    index["config"]["data_format"][1] = "arrow_table"
+    index["plugins"] = {"serializers": {"arrow_table": "litdata-plugin-arrow 1.2"}}
+    (dataset / "index.json").write_text(json.dumps(index))
+    with pytest.raises(KeyError) as caught:
+        ld.DatasetReader(dataset)[0]
+    message = str(caught.value)
+    assert "'arrow_table'" in message
+    assert "pip install litdata-plugin-arrow" in message
+
+
+def test_data_format_and_spec_that_disagree(dataset):
+    index = json.loads((dataset / "index.json").read_text())
+    index["config"]["data_format"].append("int")
+    (dataset / "index.json").write_text(json.dumps(index))
+    with pytest.raises(DatasetFormatError, match="data_spec has 2 leaves but data_format lists 3"):
+        ld.DatasetReader(dataset)
+
+
+def test_malformed_index(dataset):
+    (dataset / "index.json").write_text('{"chunks": "nope", "config": {}}')
+    with pytest.raises(DatasetFormatError, match=r"index.json is not a valid litdata index"):
+        ld.DatasetReader(dataset)
+
+
+def test_verify_reports_every_problem(dataset, capsys):
+    from litdata.cli import main
+
+    assert main(["verify", str(dataset), "--quiet"]) == 0
+    chunk = dataset / "chunk-0-3.bin"
+    data = bytearray(chunk.read_bytes())
+    data[-1] ^= 1
+    chunk.write_bytes(bytes(data))
+    (dataset / "chunk-0-1.bin").unlink()
+    assert main(["verify", str(dataset), "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "chunk-0-3.bin: Chunk" in out
+    assert "checksum" in out
+    assert "chunk-0-1.bin" in out
+    assert "2 problem(s)" in out

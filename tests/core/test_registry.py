@@ -1,0 +1,154 @@
+import subprocess
+import uuid
+import sys
+
+import pytest
+
+from litdata.core import registries
+from litdata.core.errors import (
+    DuplicatePluginError,
+    PluginLoadError,
+    PluginValidationError,
+    UnknownPluginError,
+)
+from litdata.core.protocols import Compressor
+from litdata.core.registry import Registry
+from litdata.testing import fake_distribution
+
+pytestmark = pytest.mark.usefixtures("fresh_plugins")
+
+CODEC = """
+class Shout:
+    name = "shout"
+    def __init__(self, level=None):
+        pass
+    def compress(self, data):
+        return bytes(data).upper()
+    def decompress(self, data):
+        return bytes(data).lower()
+"""
+
+
+def _codec_distribution(
+    tmp_path,
+    monkeypatch,
+    name="litdata-plugin-shout",
+    module="shout_codec",
+    source=CODEC,
+    key="shout",
+):
+    module = f"{module}_{uuid.uuid4().hex[:8]}"  # a fresh module: sys.modules caches imports
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fake_distribution(
+        tmp_path, name, {"litdata.compression": {key: f"{module}:Shout"}}, {module: source}
+    )
+    registries.compression.refresh()
+
+
+def test_builtins_are_listed_without_importing_them():
+    code = (
+        "import sys; from litdata.core import registries; "
+        "names = registries.serializers.names(); "
+        "assert 'numpy' in names and 'pickle' in names, names; "
+        "assert 'litdata.plugins.serializers.arrays' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_entry_point_plugin_is_discovered_and_loaded(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path, monkeypatch)
+    assert "shout" in registries.compression.names()
+    info = registries.compression.info("shout")
+    assert (info.distribution, info.version, info.builtin) == (
+        "litdata-plugin-shout",
+        "0.1.0",
+        False,
+    )
+    codec = registries.compression.create("shout")
+    assert codec.decompress(codec.compress(b"abc")) == b"abc"
+
+
+def test_unknown_name_lists_known_suggests_and_says_what_to_install():
+    with pytest.raises(UnknownPluginError) as caught:
+        registries.compression.load("zstdd")
+    message = str(caught.value)
+    assert "lz4, zstd" in message
+    assert "Did you mean 'zstd'?" in message
+    assert "install the distribution" in message
+    error = registries.compression.unknown("bz2", provider="litdata-plugin-example")
+    assert "pip install litdata-plugin-example" in str(error)
+    assert isinstance(error, KeyError)
+
+
+def test_plugin_breaking_its_protocol_is_rejected_with_its_origin(tmp_path, monkeypatch):
+    broken = (
+        "class Shout:\n    name = 'shout'\n    def compress(self, data):\n        return data\n"
+    )
+    _codec_distribution(tmp_path, monkeypatch, source=broken)
+    with pytest.raises(PluginValidationError) as caught:
+        registries.compression.load("shout")
+    message = str(caught.value)
+    assert "litdata-plugin-shout 0.1.0" in message
+    assert "shout_codec_" in message
+    assert "lacks decompress" in message
+
+
+def test_plugin_whose_name_differs_from_its_key_is_rejected(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path, monkeypatch, key="yell")
+    with pytest.raises(PluginValidationError, match="declares name='shout'"):
+        registries.compression.load("yell")
+
+
+def test_plugin_that_fails_to_import_names_its_distribution(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path, monkeypatch, source="import not_a_module_anywhere\n")
+    with pytest.raises(PluginLoadError, match="litdata-plugin-shout 0.1.0.*not_a_module_anywhere"):
+        registries.compression.load("shout")
+
+
+def test_two_distributions_claiming_one_name_is_an_error_naming_both(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path / "a", monkeypatch, name="litdata-plugin-one", module="one")
+    _codec_distribution(tmp_path / "b", monkeypatch, name="litdata-plugin-two", module="two")
+    with pytest.raises(DuplicatePluginError) as caught:
+        registries.compression.load("shout")
+    assert "litdata-plugin-one" in str(caught.value)
+    assert "litdata-plugin-two" in str(caught.value)
+
+
+def test_explicit_registration_wins_and_can_be_isolated():
+    class Loud:
+        name = "zstd"
+
+        def __init__(self, level=None):
+            pass
+
+        def compress(self, data):
+            return bytes(data)
+
+        def decompress(self, data):
+            return bytes(data)
+
+    with registries.compression.isolated():
+        with pytest.raises(DuplicatePluginError):
+            registries.compression.register("zstd", Loud)
+            registries.compression.register("zstd", Loud)
+        assert registries.compression.load("zstd") is Loud
+        assert registries.compression.info("zstd").origin == "registered in-process"
+    assert registries.compression.load("zstd") is not Loud
+
+
+def test_registration_is_validated():
+    registry: Registry[Compressor] = Registry("compression", "compressor", Compressor)  # type: ignore[type-abstract]
+    with pytest.raises(PluginValidationError, match="must be a class"):
+        registry.register("x", object())  # type: ignore[arg-type]
+
+
+def test_every_kind_has_an_entry_point_group():
+    assert {r.group for r in registries.ALL.values()} == {
+        "litdata.storage",
+        "litdata.serializers",
+        "litdata.compression",
+        "litdata.encryption",
+        "litdata.shuffle",
+        "litdata.formats",
+        "litdata.executors",
+    }

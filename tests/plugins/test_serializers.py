@@ -1,0 +1,240 @@
+"""Every built-in serializer passes the same contract a third-party one does."""
+
+import io
+import tempfile
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image as PILImage
+
+from litdata.plugins.serializers.arrays import NoHeaderNumpySerializer, NumpySerializer
+from litdata.plugins.serializers.images import (
+    JPEGArraySerializer,
+    JPEGSerializer,
+    PILSerializer,
+    PNGSerializer,
+    decode_image_tensor,
+)
+from litdata.plugins.serializers.json import JsonSerializer
+from litdata.plugins.serializers.media import FileSerializer, ImageSerializer, TextSerializer
+from litdata.plugins.serializers.pickle import PickleSerializer
+from litdata.plugins.serializers.scalars import (
+    BoolSerializer,
+    BytesSerializer,
+    FloatSerializer,
+    IntSerializer,
+    StrSerializer,
+)
+from litdata.plugins.serializers.tensors import NoHeaderTensorSerializer, TensorSerializer
+from litdata.testing import SerializerContract
+from litdata.types import File, Image, Text
+
+
+def _pixels(seed, shape=(6, 8, 3)):
+    return np.random.default_rng(seed).integers(0, 255, size=shape, dtype=np.uint8)
+
+
+def _encoded(fmt, seed=0):
+    buffer = io.BytesIO()
+    PILImage.fromarray(_pixels(seed)).save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+MEDIA = Path(tempfile.mkdtemp(prefix="litdata-media-"))
+
+
+def _opened(fmt, seed=0):
+    """An image opened from a real file, as users open them (PIL then knows its bytes)."""
+    path = MEDIA / f"{seed}.{fmt.lower()}"
+    path.write_bytes(_encoded(fmt, seed))
+    return PILImage.open(path)
+
+
+class TestBool(SerializerContract):
+    serializer_class = BoolSerializer
+    samples = [True, False]
+    bad_inputs = [1, None]
+
+
+class TestInt(SerializerContract):
+    serializer_class = IntSerializer
+    samples = [0, -1, 2**63 - 1, -(2**63)]
+    bad_inputs = [1.5, "1", True, 2**63]
+
+
+class TestFloat(SerializerContract):
+    serializer_class = FloatSerializer
+    samples = [0.0, -1.5, 1e300, float("inf")]
+    bad_inputs = [1, "1.0"]
+
+
+class TestStr(SerializerContract):
+    serializer_class = StrSerializer
+    samples = ["", "hello", "é ünïcode ✓"]
+    bad_inputs = [b"x", 1]
+
+
+class TestBytes(SerializerContract):
+    serializer_class = BytesSerializer
+    samples = [b"", b"\x00\xff" * 100]
+    bad_inputs = ["x", bytearray(b"x")]
+
+
+class TestNumpy(SerializerContract):
+    serializer_class = NumpySerializer
+    samples = [
+        np.arange(6, dtype=np.float32).reshape(2, 3),
+        np.ones((2, 2, 2), dtype=np.int64),
+        np.zeros((0, 3), dtype=np.uint8),
+        np.arange(6, dtype=">i4").reshape(3, 2).T,
+    ]
+    expected = [samples[0], samples[1], samples[2], samples[3].astype("<i4")]
+    bad_inputs = [[1, 2], np.array([["a"]])]
+
+
+class TestNoHeaderNumpy(SerializerContract):
+    serializer_class = NoHeaderNumpySerializer
+    samples = [
+        np.arange(5, dtype=np.uint16),
+        np.linspace(0, 1, 7),
+        np.array([], dtype=np.int8),
+        np.array([True, False]),
+    ]
+    bad_inputs = [np.zeros((2, 2)), [1, 2]]
+
+
+class TestTensor(SerializerContract):
+    serializer_class = TensorSerializer
+    samples = [
+        torch.arange(6.0).reshape(2, 3),
+        torch.tensor(5, dtype=torch.int32),
+        torch.ones(2, 2, dtype=torch.bfloat16),
+        torch.zeros(0, 2),
+    ]
+    bad_inputs = [np.zeros((2, 2)), 3]
+
+
+class TestNoHeaderTensor(SerializerContract):
+    serializer_class = NoHeaderTensorSerializer
+    samples = [
+        torch.arange(5, dtype=torch.int64),
+        torch.tensor([True, False]),
+        torch.arange(3, dtype=torch.float16),
+        torch.empty(0),
+    ]
+    bad_inputs = [torch.zeros(2, 2), np.zeros(3)]
+
+
+class TestPIL(SerializerContract):
+    serializer_class = PILSerializer
+    samples = [PILImage.fromarray(_pixels(1)), PILImage.fromarray(_pixels(2)[:, :, 0], "L")]
+    bad_inputs = [_pixels(1), b"x"]
+
+
+class TestJPEG(SerializerContract):
+    serializer_class = JPEGSerializer
+    samples = [_opened("JPEG", 1), _opened("JPEG", 2)]
+    expected = [decode_image_tensor(_encoded("JPEG", 1)), decode_image_tensor(_encoded("JPEG", 2))]
+    bad_inputs = [b"x", _pixels(1)]
+
+
+class TestPNG(SerializerContract):
+    serializer_class = PNGSerializer
+    samples = [_opened("PNG", 1)]
+    bad_inputs = [b"x"]
+
+
+class TestImage(SerializerContract):
+    serializer_class = ImageSerializer
+    samples = [
+        Image(bytes=_encoded("JPEG", 3)),
+        Image(array=_pixels(4)),
+        Image(image=PILImage.fromarray(_pixels(5)), format="jpeg", quality=90),
+    ]
+    expected = [
+        decode_image_tensor(_encoded("JPEG", 3)),
+        torch.from_numpy(_pixels(4)).permute(2, 0, 1),
+        None,
+    ]
+    bad_inputs = ["not an image path", 3]
+
+    def _expected(self):
+        third = decode_image_tensor(ImageSerializer().serialize(self.samples[2])[0])
+        return [*self.expected[:2], third]
+
+
+class TestFile(SerializerContract):
+    serializer_class = FileSerializer
+    samples = [File(bytes=b"%PDF-1.4 hello"), File(bytes=b"")]
+    expected = [b"%PDF-1.4 hello", b""]
+    bad_inputs = [b"raw bytes", "a path"]
+
+
+class TestText(SerializerContract):
+    serializer_class = TextSerializer
+    samples = [Text(text="é text"), Text(bytes="raw é".encode())]
+    expected = ["é text", "raw é"]
+    bad_inputs = ["plain str", Text()]
+
+
+class TestJson(SerializerContract):
+    serializer_class = JsonSerializer
+    claims = False
+    samples = [
+        ["a", "é"],
+        [1, -(2**63)],
+        [0.5],
+        [True, False],
+        [],
+        [{"k": 1, "v": "a"}, {"k": None, "v": 2.5}],
+        [1, "a", None, [2]],
+    ]
+    bad_inputs = [{"a": 1}, [object()]]
+
+
+class TestJPEGArray(SerializerContract):
+    serializer_class = JPEGArraySerializer
+    claims = False
+    samples = [[_opened("JPEG", 1), _opened("JPEG", 2)]]
+    expected = [
+        [decode_image_tensor(_encoded("JPEG", 1)), decode_image_tensor(_encoded("JPEG", 2))]
+    ]
+    bad_inputs = [[], "x"]
+
+
+class TestPickle(SerializerContract):
+    serializer_class = PickleSerializer
+    samples = [
+        None,
+        complex(1, 2),
+        {1, 2},
+        np.int64(3),
+        np.float32(0.5),
+        Fraction(1, 3),
+        (1, "a"),
+        np.array(5),
+        Counter("ab"),
+    ]
+    bad_inputs = [lambda: 0]
+
+    def test_claims_its_samples(self):  # pickle is the fallback: it claims everything
+        assert all(PickleSerializer().can_serialize(x) for x in [*self.samples, object()])
+
+    @pytest.fixture(autouse=True)
+    def _allow_classes(self, monkeypatch):
+        monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "1")  # Counter is a class: needs opt-in
+
+
+def test_image_paths_are_stored_as_image_bytes(tmp_path):
+    path = tmp_path / "photo.png"
+    path.write_bytes(_encoded("PNG", 7))
+    serializer = ImageSerializer()
+    assert serializer.can_serialize(str(path))
+    payload, name = serializer.serialize(str(path))
+    assert (payload, name) == (path.read_bytes(), "image:png")
+    assert not serializer.can_serialize(str(tmp_path / "missing.png"))
+    assert not serializer.can_serialize(str(tmp_path))
