@@ -51,7 +51,9 @@ def _opened(fmt, seed=0):
     """An image opened from a real file, as users open them (PIL then knows its bytes)."""
     path = MEDIA / f"{seed}.{fmt.lower()}"
     path.write_bytes(_encoded(fmt, seed))
-    return PILImage.open(path)
+    image = PILImage.open(path)
+    image.load()  # reads the pixels and closes the file; the image keeps its filename
+    return image
 
 
 class TestBool(SerializerContract):
