@@ -41,7 +41,13 @@ def verify_chunk(root: Path, index: DatasetIndex, entry: ChunkEntry) -> None:
     compression = index.config.compression
     if compression:
         level = index.config.extra.get("compression_level")
-        data = unframe(data, entry, level, create_compressor(compression).decompress, str(path))
+        data = unframe(
+            data,
+            entry,
+            level,
+            create_compressor(compression, index.plugins.get("compression")).decompress,
+            str(path),
+        )
     validate_header(data, num_items=entry.chunk_size, file_size=len(data), name=str(path))
 
 

@@ -106,7 +106,8 @@ class ChunkCache:
             ) from None
         verify_checksum(data, entry, str(source))
         if self._compressor is None:
-            self._compressor = create_compressor(self._compression or "")
+            providers = self.index.plugins.get("compression", {})
+            self._compressor = create_compressor(self._compression or "", providers)
         level = self.index.config.extra.get("compression_level")
         plain = unframe(data, entry, level, self._compressor.decompress, str(source))
         temporary = target.with_name(f".{target.name}.tmp.{os.getpid()}")

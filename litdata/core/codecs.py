@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from litdata.core import registries
 from litdata.core.protocols import Compressor
 
-__all__ = ["chunk_filename", "create_compressor", "decompressed_filename"]
+__all__ = ["chunk_filename", "compressor_provider", "create_compressor", "decompressed_filename"]
 
 
-def create_compressor(spec: str) -> Compressor:
+def create_compressor(spec: str, providers: Mapping[str, str] | None = None) -> Compressor:
     """Instantiate the compressor for ``spec`` (``"name"`` or ``"name:level"``).
+
+    Args:
+        spec: The compression spec.
+        providers: For a dataset being read, the distributions its index says provide its
+            plugins (``{name: "dist version"}``), named in the error when one is missing.
 
     Raises:
         ValueError: The level is not an integer.
         UnknownPluginError: No compressor has that name.
     """
     name, _, level = spec.partition(":")
+    if name not in registries.compression:
+        provider = (providers or {}).get(name)
+        raise registries.compression.unknown(
+            name, provider=provider.split(" ")[0] if provider else None
+        )
     if not level:
         return registries.compression.create(name)
     try:
@@ -41,3 +53,9 @@ def decompressed_filename(filename: str, compression: str) -> str:
     if filename.endswith(suffix):
         return filename[: -len(suffix)] + ".bin"
     return filename + ".decompressed"
+
+
+def compressor_provider(spec: str) -> str | None:
+    """``"distribution version"`` of the compressor for ``spec`` when it is not litdata's own."""
+    info = registries.compression.info(spec.partition(":")[0])
+    return None if info.builtin or info.distribution is None else info.origin

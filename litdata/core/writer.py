@@ -11,7 +11,7 @@ from typing import Any
 
 from litdata.core import hooks
 from litdata.core.checksum import checksum_of
-from litdata.core.codecs import chunk_filename, create_compressor
+from litdata.core.codecs import chunk_filename, compressor_provider, create_compressor
 from litdata.core.errors import LitdataWarning
 from litdata.core.index import (
     INDEX_FILENAME,
@@ -179,12 +179,13 @@ class ChunkWriter:
         self._flush()
         if not self.chunks:
             return None
-        providers = self._encoder.providers
-        index = DatasetIndex(
-            config=self.config,
-            chunks=tuple(self.chunks),
-            plugins={"serializers": dict(providers)} if providers else {},
-        )
+        plugins: dict[str, dict[str, str]] = {}
+        if self._encoder.providers:
+            plugins["serializers"] = dict(self._encoder.providers)
+        codec = compressor_provider(self._compression) if self._compression else None
+        if codec and self._compression:
+            plugins["compression"] = {self._compression.partition(":")[0]: codec}
+        index = DatasetIndex(config=self.config, chunks=tuple(self.chunks), plugins=plugins)
         write_index(self.output_dir / rank_index_filename(self.rank), index)
         return index
 
