@@ -28,7 +28,7 @@ def test_hook_has_a_test(name):
 
 
 def _examples():
-    for page in sorted((ROOT / "docs").rglob("*.md")):
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         for number, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), re.S)):
             if "# not run" not in block:
                 yield pytest.param(block, id=f"{page.relative_to(ROOT)}#{number}")
