@@ -6,12 +6,12 @@ holds ``litdata-read.json``, what LitData returned when it read the fixture back
 
 import json
 
-import pytest
-
 import canonical
 import expected
-import litdata as ld
+import pytest
 from helpers import snapshot
+
+import litdata as ld
 
 ld.register_namedtuple(expected.Point, expected.POINT_TYPE_NAME)
 

@@ -9,11 +9,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import canonical
+import expected
 import pytest
 from PIL import Image as PILImage
 
-import canonical
-import expected
 import litdata as ld
 
 PEER = os.environ.get("LITDATA_PEER_PYTHON")
