@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "ChunkCorruptError",
+    "DatasetExistsError",
     "DatasetFormatError",
     "DatasetNotFoundError",
     "DuplicatePluginError",
@@ -15,6 +16,7 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "PluginValidationError",
+    "ProcessingError",
     "SampleError",
     "UnknownPluginError",
     "UnsafeDataError",
@@ -57,6 +59,10 @@ class DatasetNotFoundError(LitdataError, FileNotFoundError):
     """There is no dataset (no ``index.json``) where one was expected."""
 
 
+class DatasetExistsError(LitdataError, FileExistsError):
+    """A dataset is already where a new one would be written."""
+
+
 class DatasetFormatError(LitdataError, ValueError):
     """An index or chunk does not follow the dataset format."""
 
@@ -67,6 +73,10 @@ class ChunkCorruptError(DatasetFormatError):
 
 class UnsafeDataError(LitdataError, ValueError):
     """Decoding would run code from the dataset (a pickle that imports), and it was not allowed."""
+
+
+class ProcessingError(LitdataError, RuntimeError):
+    """A worker of ``optimize``/``map`` failed; the message holds the input and its traceback."""
 
 
 class SampleError(LitdataError, TypeError):

@@ -95,6 +95,18 @@ class DatasetConfig:
     item_loader: str | None = "PyTreeLoader"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def core(self) -> dict[str, Any]:
+        """The keys every writer of one dataset must agree on (LitData's seven)."""
+        return {
+            "chunk_bytes": self.chunk_bytes,
+            "chunk_size": self.chunk_size,
+            "compression": self.compression,
+            "data_format": list(self.data_format),
+            "data_spec": self.data_spec,
+            "encryption": dict(self.encryption) if self.encryption is not None else None,
+            "item_loader": self.item_loader,
+        }
+
     def to_json(self) -> dict[str, Any]:
         """The config as stored in ``index.json``."""
         data: dict[str, Any] = {
@@ -354,10 +366,10 @@ def merge_rank_indexes(
         part = load_index(shard)
         if config is None:
             config = part.config
-        elif part.config.to_json() != config.to_json():
+        elif part.config.core() != config.core():
             raise DatasetFormatError(
                 f"{shard.name} was written with a config that differs from the rest of the "
-                f"dataset in {directory}:\n  {part.config.to_json()}\nvs\n  {config.to_json()}\n"
+                f"dataset in {directory}:\n  {part.config.core()}\nvs\n  {config.core()}\n"
                 f"All writers of one dataset must use the same chunk size, compression and "
                 f"sample structure."
             )

@@ -7,11 +7,12 @@ registry key; the plugin class's ``name`` must equal that key. Optional abilitie
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from litdata.core.index import DatasetIndex
+    from litdata.core.work import Job, Report, WorkSource
 
 __all__ = [
     "Compressor",
@@ -174,12 +175,21 @@ class FormatAdapter(Protocol):
 
 
 class Executor(Protocol):
-    """Runs ``optimize``/``map`` workers: locally, on a Dask or a Ray cluster."""
+    """Runs ``optimize``/``map`` workers: local processes, or a Dask or Ray cluster.
+
+    See ``litdata.core.work`` for the job, the work sources and the events.
+    """
 
     name: ClassVar[str]
 
-    def run(self, worker: Callable[[int], None], num_workers: int) -> None:
-        """Call ``worker(rank)`` for every rank in ``range(num_workers)`` and wait for all."""
+    def run(
+        self, job: Job, source: WorkSource, num_workers: int, on_event: Report
+    ) -> list[dict[str, Any]]:
+        """Run ``job`` in ``num_workers`` workers fed from ``source``; return their summaries.
+
+        ``on_event`` is called in the caller's process for every worker event. When a worker
+        fails, every worker is stopped before ``ProcessingError`` is raised.
+        """
         ...
 
 

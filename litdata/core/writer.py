@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from litdata.core import hooks
 from litdata.core.checksum import checksum_of
 from litdata.core.codecs import chunk_filename, compressor_provider, create_compressor
-from litdata.core.errors import LitdataWarning
+from litdata.core.errors import DatasetFormatError, LitdataWarning
 from litdata.core.index import (
     INDEX_FILENAME,
     ChunkEntry,
@@ -29,12 +29,22 @@ from litdata.core.protocols import Serializer
 from litdata.core.serialization import SerializerSet
 from litdata.core.units import parse_size
 
-__all__ = ["ChunkWriter", "write_dataset"]
+__all__ = ["ChunkWriter", "check_chunk_options", "write_dataset"]
 
 logger = logging.getLogger(__name__)
 
 
-def _check_targets(chunk_size: int | None, chunk_bytes: int | str | None) -> int | None:
+def check_chunk_options(
+    chunk_size: int | None, chunk_bytes: int | str | None, compression: str | None = None
+) -> int | None:
+    """Validate a writer's chunk target and codec; return ``chunk_bytes`` in bytes.
+
+    Raises:
+        ValueError: Not exactly one target, or a bad value.
+        UnknownPluginError: No compressor has that name.
+    """
+    if compression:
+        create_compressor(compression)
     if (chunk_size is None) == (chunk_bytes is None):
         raise ValueError(
             "Pass exactly one of chunk_size (items per chunk) or chunk_bytes (bytes per chunk, "
@@ -60,6 +70,9 @@ class ChunkWriter:
             token streams (``chunk_size`` then counts tokens).
         rank: The writer's rank, used in chunk and index file names.
         chunk_index: The number of this writer's first chunk (to continue a dataset).
+        expected: The config of the dataset these chunks extend (append, resume): the first
+            sample must produce the same, else ``DatasetFormatError``.
+        previous_chunks: Chunks this writer wrote before (a resumed run); listed first.
 
     Exactly one of ``chunk_size`` and ``chunk_bytes`` is required.
     """
@@ -75,8 +88,11 @@ class ChunkWriter:
         item_loader: ItemLoader | None = None,
         rank: int = 0,
         chunk_index: int = 0,
+        expected: DatasetConfig | None = None,
+        previous_chunks: Sequence[ChunkEntry] = (),
     ) -> None:
-        self._chunk_bytes = _check_targets(chunk_size, chunk_bytes)
+        self._chunk_bytes = check_chunk_options(chunk_size, chunk_bytes)
+        self._expected = expected
         self._chunk_size = chunk_size
         self._compression = compression
         self._compressor = create_compressor(compression) if compression else None
@@ -90,7 +106,7 @@ class ChunkWriter:
         self._sizes: list[int] = []
         self._item_bytes = 0
         self._dim: int | None = None
-        self.chunks: list[ChunkEntry] = []
+        self.chunks: list[ChunkEntry] = list(previous_chunks)
         self.num_samples = 0
 
     @property
@@ -113,6 +129,8 @@ class ChunkWriter:
             SampleError: The sample cannot be encoded (see ``PyTreeEncoder.encode``).
         """
         parts, size, dim = self._encoder.encode(sample)
+        if self.num_samples == 0 and self._expected is not None:
+            self._check_config(self._expected)
         count = len(self._sizes)
         if count and (
             header_size(count + 1) + self._item_bytes + size > self._chunk_bytes
@@ -171,12 +189,37 @@ class ChunkWriter:
         self._dim = None
         hooks.chunk_written(str(path), entry.to_json())
 
+    @property
+    def buffered(self) -> int:
+        """Samples added but not yet written in a chunk."""
+        return len(self._sizes)
+
+    @property
+    def next_chunk_index(self) -> int:
+        """The number the next chunk file will have."""
+        return self._next_chunk
+
+    def _check_config(self, expected: DatasetConfig) -> None:
+        ours, theirs = self.config.core(), expected.core()
+        if ours != theirs:
+            different = ", ".join(
+                f"{key}: {ours[key]!r} here vs {theirs[key]!r} in the dataset"
+                for key in ours
+                if ours[key] != theirs[key]
+            )
+            raise DatasetFormatError(
+                f"These samples cannot extend the dataset in {self.output_dir}: {different}. "
+                f"Use the same chunk settings, compression and sample structure, or write a "
+                f"new dataset (mode='overwrite')."
+            )
+
     def close(self) -> DatasetIndex | None:
         """Write the last chunk and ``<rank>.index.json``; return this writer's index.
 
         Returns ``None`` (and writes no index) when the writer received no sample.
         """
         self._flush()
+        config = self.config if self.num_samples or self._expected is None else self._expected
         if not self.chunks:
             return None
         plugins: dict[str, dict[str, str]] = {}
@@ -185,7 +228,7 @@ class ChunkWriter:
         codec = compressor_provider(self._compression) if self._compression else None
         if codec and self._compression:
             plugins["compression"] = {self._compression.partition(":")[0]: codec}
-        index = DatasetIndex(config=self.config, chunks=tuple(self.chunks), plugins=plugins)
+        index = DatasetIndex(config=config, chunks=tuple(self.chunks), plugins=plugins)
         write_index(self.output_dir / rank_index_filename(self.rank), index)
         return index
 

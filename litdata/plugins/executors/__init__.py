@@ -1,0 +1,1 @@
+"""Built-in executors for ``optimize`` and ``map``."""

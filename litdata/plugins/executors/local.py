@@ -1,0 +1,296 @@
+"""``local``: workers are processes on this machine (``multiprocessing``), the default.
+
+Inputs reach workers as a static slice each (ordered mode), through one shared, bounded queue
+(the default: a slow input never idles the other workers), or from the user's own queue.
+Worker events come back on a queue; the first failure stops every worker. Workers also stop by
+themselves if this process dies, so none is left behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import pickle
+import queue
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
+from multiprocessing.process import BaseProcess
+from typing import Any, ClassVar
+
+from litdata.core.errors import ProcessingError
+from litdata.core.work import (
+    Failed,
+    Finished,
+    Item,
+    Job,
+    LiveQueue,
+    Report,
+    ReportedFailure,
+    SharedInputs,
+    Slices,
+    WorkerEvent,
+    WorkSource,
+)
+
+__all__ = ["LocalExecutor", "default_start_method"]
+
+logger = logging.getLogger(__name__)
+
+_POLL_SECONDS = 0.2
+_MAX_BATCH = 64
+_STOP_SECONDS = 5.0
+
+
+def default_start_method() -> str:
+    """The start method used when none is given.
+
+    ``fork`` on Linux while this process runs a single thread (fast; DataLoader does the same),
+    ``spawn`` otherwise, where forking is unsafe.
+    """
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+def _parent_alive() -> bool:
+    parent = multiprocessing.parent_process()
+    return parent is None or parent.is_alive()
+
+
+def _orphan_check(items: Iterable[Item]) -> Iterator[Item]:
+    """Stop iterating when the driver process is gone (checked at most once a second)."""
+    checked = time.monotonic()
+    for item in items:
+        yield item
+        if time.monotonic() - checked > 1.0:
+            if not _parent_alive():
+                return
+            checked = time.monotonic()
+
+
+def _from_queue(work: Any) -> Iterator[Item]:
+    while True:
+        try:
+            batch = work.get(timeout=1.0)
+        except queue.Empty:
+            if not _parent_alive():
+                return
+            continue
+        if batch is None:
+            return
+        yield from batch
+
+
+def _from_live_queue(source: LiveQueue) -> Iterator[Item]:
+    position = 0
+    while True:
+        try:
+            value = source.queue.get(timeout=1.0)
+        except queue.Empty:
+            if not _parent_alive():
+                return
+            continue
+        if isinstance(value, type(source.sentinel)) and value == source.sentinel:
+            source.queue.put(source.sentinel)  # so the other workers stop too
+            return
+        yield position, value
+        position += 1
+
+
+def _worker_main(job: Job, rank: int, items: Any, mode: str, events: Any) -> None:
+    report: Report = events.put
+    if mode == "slice":
+        inputs: Iterable[Item] = _orphan_check(items)
+    elif mode == "queue":
+        inputs = _from_queue(items)
+    else:
+        inputs = _from_live_queue(items)
+    try:
+        report(Finished(rank, job(rank, inputs, report)))
+    except BaseException as error:  # reported to the driver, whatever it is
+        if not isinstance(error, ReportedFailure):
+            report(Failed(rank, f"{type(error).__name__}: {error}", traceback.format_exc()))
+        events.close()
+        events.join_thread()
+        os._exit(1)
+
+
+def batch_size_for(count: int, workers: int) -> int:
+    """How many inputs go in one queue message.
+
+    One when there are few inputs (the best balance), up to 64 when there are many: a message
+    costs tens of microseconds, more than many inputs take.
+    """
+    return max(1, min(_MAX_BATCH, count // (workers * _MAX_BATCH)))
+
+
+class _Feeder(threading.Thread):
+    """Puts the shared inputs on the bounded work queue in batches, then one end per worker."""
+
+    def __init__(self, work: Any, items: Sequence[Item], workers: int) -> None:
+        super().__init__(name="litdata-feeder", daemon=True)
+        self.work, self.workers = work, workers
+        size = batch_size_for(len(items), workers)
+        self.batches = [items[start : start + size] for start in range(0, len(items), size)]
+        self.stopped = threading.Event()
+
+    def _put(self, value: Any) -> bool:
+        while not self.stopped.is_set():
+            try:
+                self.work.put(value, timeout=_POLL_SECONDS)
+            except queue.Full:
+                continue
+            return True
+        return False
+
+    def run(self) -> None:
+        for batch in self.batches:
+            if not self._put(batch):
+                return
+        for _ in range(self.workers):
+            self._put(None)
+
+
+class LocalExecutor:
+    """Runs workers as local processes.
+
+    Args:
+        start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"``; by default ``fork`` on Linux
+            when safe, else ``spawn``.
+    """
+
+    name: ClassVar[str] = "local"
+
+    def __init__(self, start_method: str | None = None) -> None:
+        if start_method is not None and start_method not in multiprocessing.get_all_start_methods():
+            raise ValueError(
+                f"start_method={start_method!r} is not available here; choose one of "
+                f"{multiprocessing.get_all_start_methods()}."
+            )
+        self.start_method = start_method
+
+    def run(
+        self, job: Job, source: WorkSource, num_workers: int, on_event: Report
+    ) -> list[dict[str, Any]]:
+        """Run ``job`` in ``num_workers`` processes; see ``litdata.core.protocols.Executor``.
+
+        Raises:
+            ProcessingError: A worker failed or died; every worker has been stopped.
+        """
+        context: Any = multiprocessing.get_context(self.start_method or default_start_method())
+        events = context.Queue()
+        feeder: _Feeder | None = None
+        if isinstance(source, SharedInputs):
+            work = context.Queue(maxsize=max(16, 4 * num_workers))
+            feeder = _Feeder(work, source.items, num_workers)
+            arguments: list[tuple[Any, str]] = [(work, "queue")] * num_workers
+        elif isinstance(source, Slices):
+            arguments = [(list(part), "slice") for part in source.slices]
+        else:
+            arguments = [(source, "live")] * num_workers
+        processes = [
+            context.Process(
+                target=_worker_main,
+                args=(job, rank, items, mode, events),
+                name=f"litdata-worker-{rank}",
+            )
+            for rank, (items, mode) in enumerate(arguments)
+        ]
+        try:
+            self._start(processes, context)
+            if feeder is not None:
+                feeder.start()
+            return _Collector(processes, events, on_event).run()
+        finally:
+            if feeder is not None:
+                feeder.stopped.set()
+            _stop(processes)
+            events.close()
+            events.cancel_join_thread()
+
+    @staticmethod
+    def _start(processes: list[BaseProcess], context: Any) -> None:
+        try:
+            for process in processes:
+                process.start()
+        except (pickle.PicklingError, AttributeError, TypeError) as error:
+            if "pickle" not in str(error).lower():
+                raise
+            raise ProcessingError(
+                f"The workers could not be started with start_method="
+                f"{context.get_start_method()!r}: {error}. With 'spawn', fn must be importable: "
+                f"define it at module level (not a lambda or a nested function), and guard "
+                f"scripts with `if __name__ == '__main__':`."
+            ) from error
+
+
+class _Collector:
+    """Receives worker events in the driver until every worker has finished."""
+
+    def __init__(self, processes: list[BaseProcess], events: Any, on_event: Report) -> None:
+        self.processes, self.events, self.on_event = processes, events, on_event
+        self.summaries: dict[int, dict[str, Any]] = {}
+
+    def _handle(self, event: WorkerEvent) -> None:
+        if isinstance(event, Failed):
+            raise _failure(event)
+        if isinstance(event, Finished):
+            self.summaries[event.rank] = event.summary
+        self.on_event(event)
+
+    def _receive(self, timeout: float) -> bool:
+        try:
+            event: WorkerEvent = self.events.get(timeout=timeout)
+        except queue.Empty:
+            return False
+        self._handle(event)
+        return True
+
+    def run(self) -> list[dict[str, Any]]:
+        while len(self.summaries) < len(self.processes):
+            if not self._receive(_POLL_SECONDS):
+                self._check_alive()
+        return [self.summaries[rank] for rank in range(len(self.processes))]
+
+    def _check_alive(self) -> None:
+        for rank, process in enumerate(self.processes):
+            if rank in self.summaries or process.exitcode is None:
+                continue
+            deadline = time.monotonic() + 2.0  # its last events may still be in flight
+            while rank not in self.summaries and time.monotonic() < deadline:
+                self._receive(_POLL_SECONDS)
+            if rank in self.summaries:
+                continue
+            code = process.exitcode
+            signal = f" (killed by signal {-code}; out of memory?)" if code < 0 else ""
+            raise ProcessingError(
+                f"Worker {rank} died with exit code {code}{signal} without reporting an error."
+            )
+
+
+def _failure(event: Failed) -> ProcessingError:
+    where = f"worker {event.rank}"
+    if event.position is not None:
+        where = f"input {event.position} ({event.item}) in {where}"
+    return ProcessingError(
+        f"Processing failed on {where}: {event.message}\n\nOriginal traceback (in the worker):\n"
+        f"{event.traceback}"
+    )
+
+
+def _stop(processes: list[BaseProcess]) -> None:
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + _STOP_SECONDS
+    for process in processes:
+        if process.pid is None:
+            continue
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join()

@@ -1,0 +1,134 @@
+"""Resumable ``optimize`` (``use_checkpoint=True``): what each worker has safely written.
+
+``<output>/.checkpoints/config.json`` fingerprints the split of the inputs; each worker keeps
+``checkpoint-<rank>.json`` up to date after every chunk it writes: the chunks so far and how many
+of its inputs they cover. A resumed run skips those inputs and continues the chunk numbering,
+so no sample is lost or written twice. The folder is removed when the run succeeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from litdata.core.index import ChunkEntry, DatasetConfig, atomic_write_bytes, parse_index
+from litdata.core.work import Item, Slices
+
+__all__ = ["CHECKPOINT_DIR", "Checkpoint", "Checkpoints", "WorkerState"]
+
+CHECKPOINT_DIR = ".checkpoints"
+
+
+@dataclass(frozen=True)
+class WorkerState:
+    """What one worker had written when its checkpoint was last saved."""
+
+    inputs_done: int
+    next_chunk_index: int
+    chunks: tuple[ChunkEntry, ...]
+    config: DatasetConfig
+
+
+def _fingerprint(slices: Sequence[Sequence[Item]]) -> str:
+    digest = hashlib.sha256()
+    for part in slices:
+        digest.update(f"|{len(part)}|".encode())
+        for position, item in part:
+            digest.update(f"{position}:{item!r};".encode())
+    return digest.hexdigest()
+
+
+class Checkpoint:
+    """Saves one worker's progress (used inside the worker).
+
+    Args:
+        directory: The ``.checkpoints`` folder.
+        rank: The worker's rank.
+    """
+
+    def __init__(self, directory: Path, rank: int) -> None:
+        self.path = directory / f"checkpoint-{rank}.json"
+
+    def save(
+        self,
+        inputs_done: int,
+        next_chunk_index: int,
+        chunks: Sequence[ChunkEntry],
+        config: DatasetConfig,
+    ) -> None:
+        """Record that ``inputs_done`` inputs are fully contained in ``chunks``."""
+        state = {
+            "inputs_done": inputs_done,
+            "next_chunk_index": next_chunk_index,
+            "chunks": [chunk.to_json() for chunk in chunks],
+            "config": config.to_json(),
+        }
+        atomic_write_bytes(self.path, json.dumps(state).encode())
+
+
+class Checkpoints:
+    """The checkpoints of one output directory (used by the driver).
+
+    Args:
+        output_dir: The dataset directory.
+    """
+
+    def __init__(self, output_dir: Path) -> None:
+        self.directory = output_dir / CHECKPOINT_DIR
+
+    def load(self, slices: Sequence[Sequence[Item]]) -> dict[int, WorkerState]:
+        """The saved state of each worker, after checking it matches this run's split.
+
+        Starts a new checkpoint (and returns no state) when there is none.
+
+        Raises:
+            ValueError: The checkpoints were made for other inputs or another worker count.
+        """
+        config_path = self.directory / "config.json"
+        expected = {"num_workers": len(slices), "fingerprint": _fingerprint(slices)}
+        if not config_path.exists():
+            self.directory.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(config_path, json.dumps(expected).encode())
+            return {}
+        saved = json.loads(config_path.read_text())
+        if saved != expected:
+            raise ValueError(
+                f"The checkpoints in {self.directory} were made for other inputs or another "
+                f"number of workers ({saved.get('num_workers')} then, {len(slices)} now), so "
+                f"they cannot be resumed. Run with the same inputs and num_workers, or start "
+                f"over with mode='overwrite'."
+            )
+        states = {}
+        for rank in range(len(slices)):
+            path = self.directory / f"checkpoint-{rank}.json"
+            if path.exists():
+                states[rank] = _state(json.loads(path.read_text()), str(path))
+        return states
+
+    def resume(self, slices: Slices) -> tuple[Slices, dict[int, WorkerState]]:
+        """The inputs left to each worker, and each worker's saved state (see ``load``)."""
+        states = self.load(slices.slices)
+        remaining = [
+            part[states[rank].inputs_done :] if rank in states else part
+            for rank, part in enumerate(slices.slices)
+        ]
+        return Slices(remaining), states
+
+    def remove(self) -> None:
+        """Delete the checkpoints (the run succeeded)."""
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _state(raw: dict[str, Any], source: str) -> WorkerState:
+    index = parse_index({"chunks": raw["chunks"], "config": raw["config"]}, source)
+    return WorkerState(
+        inputs_done=int(raw["inputs_done"]),
+        next_chunk_index=int(raw["next_chunk_index"]),
+        chunks=index.chunks,
+        config=index.config,
+    )

@@ -1,0 +1,186 @@
+"""What each worker of ``optimize`` and ``map`` does with its inputs.
+
+Both jobs are picklable callables run by an executor in every worker. They call the user's
+``fn`` on each input, report progress a few times a second, and report a failure with the
+input that caused it and the original traceback.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from litdata.core.index import DatasetConfig
+from litdata.core.item_loaders import ItemLoader
+from litdata.core.protocols import Serializer
+from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
+from litdata.core.writer import ChunkWriter
+from litdata.processing.checkpoint import Checkpoint, WorkerState
+
+__all__ = ["MapJob", "OptimizeJob"]
+
+_REPORT_SECONDS = 0.1
+_MAX_ITEM_REPR = 300
+
+
+class _Progress:
+    """Batches progress reports so that small inputs do not flood the driver."""
+
+    def __init__(self, rank: int, report: Report) -> None:
+        self.rank, self.report = rank, report
+        self.inputs = self.samples = 0
+        self.last = time.monotonic()
+
+    def add(self, inputs: int, samples: int) -> None:
+        self.inputs += inputs
+        self.samples += samples
+        if time.monotonic() - self.last > _REPORT_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.inputs or self.samples:
+            self.report(Progress(self.rank, self.inputs, self.samples))
+            self.inputs = self.samples = 0
+        self.last = time.monotonic()
+
+
+def _fail(rank: int, position: int, item: Any, error: BaseException, report: Report) -> None:
+    text = repr(item)
+    if len(text) > _MAX_ITEM_REPR:
+        text = text[:_MAX_ITEM_REPR] + "..."
+    report(Failed(rank, f"{type(error).__name__}: {error}", traceback.format_exc(), position, text))
+
+
+def _each(
+    rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[int, Any], int]
+) -> Iterator[int]:
+    """Call ``handle(position, input)`` for each input, reporting a failure with the input."""
+    progress = _Progress(rank, report)
+    position, item = -1, None
+    try:
+        for position, item in inputs:
+            samples = handle(position, item)
+            progress.add(1, samples)
+            yield position
+    except ReportedFailure:
+        raise
+    except Exception as error:
+        _fail(rank, position, item, error, report)
+        raise ReportedFailure from error
+    finally:
+        progress.flush()
+
+
+@dataclass
+class OptimizeJob:
+    """Writes the samples ``fn`` returns (or yields) for each input into this worker's chunks.
+
+    Attributes:
+        fn: The user's function.
+        write_dir: Where chunks go.
+        writer_options: ``chunk_size``, ``chunk_bytes``, ``compression``.
+        item_loader: The item encoding.
+        serializers: Extra serializers.
+        expected: The config of the dataset being appended to.
+        chunk_starts: The first chunk number of each rank (append).
+        checkpoints: The ``.checkpoints`` folder (``use_checkpoint``), else ``None``.
+        resume: Each rank's checkpointed state.
+    """
+
+    fn: Callable[[Any], Any]
+    write_dir: Path
+    writer_options: Mapping[str, Any]
+    item_loader: ItemLoader | None = None
+    serializers: Mapping[str, Serializer] | None = None
+    expected: DatasetConfig | None = None
+    chunk_starts: Mapping[int, int] = field(default_factory=dict)
+    checkpoints: Path | None = None
+    resume: Mapping[int, WorkerState] = field(default_factory=dict)
+
+    def _writer(self, rank: int) -> ChunkWriter:
+        state = self.resume.get(rank)
+        return ChunkWriter(
+            self.write_dir,
+            **self.writer_options,
+            serializers=self.serializers,
+            item_loader=self.item_loader,
+            rank=rank,
+            chunk_index=state.next_chunk_index if state else self.chunk_starts.get(rank, 0),
+            expected=state.config if state else self.expected,
+            previous_chunks=state.chunks if state else (),
+        )
+
+    def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
+        """Process this worker's inputs; return ``{"samples": ..., "chunks": ...}``."""
+        writer = self._writer(rank)
+        checkpoint = Checkpoint(self.checkpoints, rank) if self.checkpoints else None
+        state = self.resume.get(rank)
+        seen = done = state.inputs_done if state else 0  # counted within this worker's slice
+        generator = inspect.isgeneratorfunction(self.fn)
+
+        def handle(position: int, item: Any) -> int:
+            nonlocal seen, done
+            chunks_before = len(writer.chunks)
+            samples = _write(writer, self.fn(item), generator)
+            seen += 1
+            if checkpoint is not None and len(writer.chunks) > chunks_before:
+                # The inputs seen are all in written chunks, unless this one's sample is buffered.
+                done = seen if writer.buffered == 0 else seen - 1
+                checkpoint.save(done, writer.next_chunk_index, writer.chunks, writer.config)
+            return samples
+
+        for _ in _each(rank, inputs, report, handle):
+            pass
+        writer.close()
+        if checkpoint is not None:
+            checkpoint.save(seen, writer.next_chunk_index, writer.chunks, writer.config)
+        return {"samples": writer.num_samples, "chunks": len(writer.chunks)}
+
+
+def _write(writer: ChunkWriter, result: Any, generator: bool) -> int:
+    if generator or inspect.isgenerator(result):
+        count = 0
+        for sample in result:
+            if sample is not None:
+                writer.add(sample)
+                count += 1
+        return count
+    if result is None:
+        return 0
+    writer.add(result)
+    return 1
+
+
+@dataclass
+class MapJob:
+    """Calls ``fn(input, output_dir)``, which writes files into ``output_dir``.
+
+    Attributes:
+        fn: The user's function; it must return ``None``.
+        output_dir: The directory ``fn`` writes into.
+    """
+
+    fn: Callable[[Any, str], Any]
+    output_dir: Path
+
+    def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
+        """Process this worker's inputs; return ``{"inputs": ...}``."""
+        target = str(self.output_dir)
+
+        def handle(position: int, item: Any) -> int:
+            result = self.fn(item, target)
+            if result is not None:
+                raise TypeError(
+                    f"map's fn must write its outputs into the directory it is given and return "
+                    f"None; it returned a {type(result).__name__}. To build a dataset from "
+                    f"returned samples, use optimize()."
+                )
+            return 0
+
+        count = sum(1 for _ in _each(rank, inputs, report, handle))
+        return {"inputs": count}
