@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from litdata.core.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
+    from litdata.processing.map import map
+    from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
+    from litdata.processing.optimize import optimize
     from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
 
 __all__ = [
@@ -30,7 +33,12 @@ __all__ = [
     "Text",
     "TokensLoader",
     "__version__",
+    "complete_dataset",
     "hookimpl",
+    "is_complete_dataset",
+    "map",
+    "merge_datasets",
+    "optimize",
     "register_namedtuple",
     "write_dataset",
 ]
@@ -47,6 +55,11 @@ _LAZY = {
     "TokensLoader": "litdata.core.item_loaders",
     "register_namedtuple": "litdata.core.pytree",
     "write_dataset": "litdata.core.writer",
+    "complete_dataset": "litdata.processing.merge",
+    "is_complete_dataset": "litdata.processing.merge",
+    "map": "litdata.processing.map",
+    "merge_datasets": "litdata.processing.merge",
+    "optimize": "litdata.processing.optimize",
 }
 
 

@@ -10,8 +10,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from litdata.core import registries
-from litdata.core.item_loaders import ItemLoader
+from litdata.core.errors import DatasetFormatError
+from litdata.core.index import DatasetConfig
+from litdata.core.item_loaders import ItemLoader, PyTreeLoader
 from litdata.core.protocols import Executor, Serializer
+from litdata.core.units import parse_size
 from litdata.core.work import LiveQueue, WorkSource
 from litdata.core.writer import check_chunk_options
 from litdata.processing.checkpoint import Checkpoints
@@ -57,19 +60,18 @@ def resolve_executor(executor: str | Executor, start_method: str | None) -> Exec
     return plugin(start_method=start_method)  # type: ignore[call-arg]
 
 
-def prepare_inputs(
-    inputs: Any, queue: Any, batch_size: int | None, fast_dev_run: bool | int
-) -> list[Any] | None:
-    """Validate ``inputs``/``queue``; return the inputs as a list (``None`` for a queue)."""
+def _check_source(inputs: Any, queue: Any) -> None:
     if (inputs is None) == (queue is None):
         raise ValueError(
-            "Pass either inputs (a sequence) or queue (a multiprocessing queue), "
-            "not both and not neither."
+            "Pass either inputs (a sequence) or queue (a multiprocessing queue), not both and "
+            "not neither."
         )
-    if queue is not None:
-        if not all(hasattr(queue, method) for method in ("get", "put")):
-            raise ValueError(f"queue must be a multiprocessing queue, got {type(queue).__name__}.")
-        return None
+    if queue is not None and not all(hasattr(queue, method) for method in ("get", "put")):
+        raise ValueError(f"queue must be a multiprocessing queue, got {type(queue).__name__}.")
+
+
+def prepare_inputs(inputs: Any, batch_size: int | None, fast_dev_run: bool | int) -> list[Any]:
+    """Validate ``inputs`` and return them as a list, batched and trimmed as asked."""
     if isinstance(inputs, str | bytes) or not isinstance(inputs, Iterable):
         raise ValueError(f"inputs must be a sequence of inputs, got {type(inputs).__name__}.")
     items = list(inputs)
@@ -115,6 +117,33 @@ def _ordered(
             "keep_data_ordered or use_checkpoint."
         )
     return bool(keep_data_ordered or use_checkpoint or align_chunking)
+
+
+def _check_append(
+    existing: DatasetConfig,
+    chunk_size: int | None,
+    chunk_bytes: int | str | None,
+    compression: str | None,
+    item_loader: ItemLoader | None,
+) -> None:
+    """Refuse, before any work, writer settings that differ from the dataset's."""
+    given = {
+        "chunk_size": chunk_size,
+        "chunk_bytes": None if chunk_bytes is None else parse_size(chunk_bytes),
+        "compression": compression,
+        "item_loader": (item_loader or PyTreeLoader()).name,
+    }
+    recorded = existing.core()
+    different = [
+        f"{key}={value!r} (the dataset has {recorded[key]!r})"
+        for key, value in given.items()
+        if recorded[key] != value
+    ]
+    if different:
+        raise DatasetFormatError(
+            f"mode='append' needs the settings the dataset was written with: "
+            f"{'; '.join(different)}."
+        )
 
 
 def optimize(
@@ -174,7 +203,8 @@ def optimize(
     """
     if not callable(fn):
         raise ValueError(f"fn must be callable, got {type(fn).__name__}.")
-    items = prepare_inputs(inputs, queue, batch_size, fast_dev_run)
+    _check_source(inputs, queue)
+    items = None if queue is not None else prepare_inputs(inputs, batch_size, fast_dev_run)
     if align_chunking and chunk_size is None:
         raise ValueError("align_chunking=True needs chunk_size (it aligns whole chunks of items).")
     if use_checkpoint and inspect.isgeneratorfunction(fn):
@@ -198,6 +228,8 @@ def optimize(
     }
 
     output = prepare_output(output_dir, mode, use_checkpoint)
+    if output.existing is not None:
+        _check_append(output.existing.config, chunk_size, chunk_bytes, compression, item_loader)
     job = OptimizeJob(
         fn,
         output.write_dir,

@@ -13,7 +13,6 @@ import multiprocessing
 import os
 import pickle
 import queue
-import sys
 import threading
 import time
 import traceback
@@ -46,14 +45,12 @@ _STOP_SECONDS = 5.0
 
 
 def default_start_method() -> str:
-    """The start method used when none is given.
+    """The start method used when none is given: this platform's default, as DataLoader uses.
 
-    ``fork`` on Linux while this process runs a single thread (fast; DataLoader does the same),
-    ``spawn`` otherwise, where forking is unsafe.
+    That is ``fork`` on Linux before Python 3.14 (workers start fast and share the inputs),
+    ``spawn`` on macOS and Windows, or whatever ``multiprocessing.set_start_method`` chose.
     """
-    if sys.platform == "linux" and threading.active_count() == 1:
-        return "fork"
-    return "spawn"
+    return multiprocessing.get_start_method()
 
 
 def _parent_alive() -> bool:
@@ -104,11 +101,12 @@ def _from_live_queue(source: LiveQueue) -> Iterator[Item]:
 def _worker_main(job: Job, rank: int, items: Any, mode: str, events: Any) -> None:
     report: Report = events.put
     if mode == "slice":
-        inputs: Iterable[Item] = _orphan_check(items)
+        inputs: Iterable[Item] = items
     elif mode == "queue":
         inputs = _from_queue(items)
     else:
         inputs = _from_live_queue(items)
+    inputs = _orphan_check(inputs)
     try:
         report(Finished(rank, job(rank, inputs, report)))
     except BaseException as error:  # reported to the driver, whatever it is
@@ -159,8 +157,7 @@ class LocalExecutor:
     """Runs workers as local processes.
 
     Args:
-        start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"``; by default ``fork`` on Linux
-            when safe, else ``spawn``.
+        start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"``; by default the platform's.
     """
 
     name: ClassVar[str] = "local"

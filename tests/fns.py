@@ -1,0 +1,55 @@
+"""Functions for optimize/map tests, importable by spawned worker processes."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def record(i):
+    return {"id": i, "x": np.full(3, i, dtype=np.float32), "name": f"n{i}"}
+
+
+def record_or_none(i):
+    return None if i % 3 == 0 else {"id": i}
+
+
+def several(i):
+    for k in range(i % 3):
+        yield {"id": i, "k": k}
+
+
+def fails_on_17(i):
+    if i == 17:
+        raise ValueError(f"input {i} is cursed")
+    return {"id": i}
+
+
+def dies_on_5(i):
+    if i == 5:
+        os._exit(3)
+    return {"id": i}
+
+
+def slow_record(i):
+    time.sleep(0.02)
+    return {"id": i}
+
+
+def other_structure(i):
+    return {"id": i, "extra": "field"}
+
+
+def tokens(i):
+    return np.arange(100 + i, dtype=np.uint16)
+
+
+def write_file(i, output_dir):
+    Path(output_dir, f"item-{i}.txt").write_text(f"value {i * 2}")
+
+
+def returns_value(i, output_dir):
+    return i
