@@ -2,7 +2,8 @@
 
 Run by ``bench/run.py`` as ``<python> bench/child.py --system S --action A --workload W ...`` with
 the interpreter and environment of system S. The last stdout line starting with ``RESULT_PREFIX``
-carries ``{"ok": true, ...}``, ``{"ok": false, "unsupported": reason}`` or ``{"ok": false, "error": ...}``.
+carries ``{"ok": true, ...}``, ``{"ok": false, "unsupported": reason}`` or
+``{"ok": false, "error": ...}``.
 """
 
 from __future__ import annotations
@@ -29,18 +30,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     system = systems.load(args.system)(Path(args.root))
     try:
+        system.setup()
         if args.action == "prepare":
             out = Path(args.out)
             system.prepare(args.workload, out)
             if out.exists():
-                write_marker(out, {"system": args.system, "workload": args.workload, **system.versions()})
+                write_marker(
+                    out, {"system": args.system, "workload": args.workload, **system.versions()}
+                )
             result: dict[str, Any] = {"metrics": {}, "check": {}, "check_kind": "none"}
         elif args.action in ("write", "optimize"):
             result = getattr(system, args.action)(args.workload, Path(args.out))
         elif args.action == "random":
             result = system.random(args.workload, Path(args.dataset))
         elif args.action == "stream":
-            result = system.stream(args.workload, Path(args.dataset), bool(args.shuffle), args.num_workers)
+            result = system.stream(
+                args.workload, Path(args.dataset), bool(args.shuffle), args.num_workers
+            )
         else:
             raise SystemExit(f"unknown action {args.action}")
     except Unsupported as exc:

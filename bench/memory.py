@@ -53,7 +53,7 @@ def tree_pss_kib(pid: int) -> int:
 
 
 class PeakPss:
-    """Context manager sampling the tree PSS of ``pid`` every ``interval`` seconds; ``peak_mb`` after."""
+    """Samples the tree PSS of ``pid`` every ``interval`` s while entered; see ``peak_mb``."""
 
     def __init__(self, pid: int, interval: float = 0.05) -> None:
         self.pid = pid

@@ -41,7 +41,7 @@ STUB_DIR_NAME = "litdata-bench-stubs"
 # A stand-in for torchvision: PyPI's torchvision is a CUDA build that cannot load next to the
 # CPU torch wheel, but Mosaic's ``streaming`` package imports a few names from it at import time.
 # Anything that actually tries to *use* these raises, so a silent wrong answer is impossible.
-_STUB_INIT = '''"""Stand-in torchvision for the litdata benchmark peers' venv (not the real package).
+_STUB_INIT = '''"""Stand-in torchvision for the litdata-bench peers' venv (not the real package).
 
 Every ``torchvision.<anything>`` submodule is synthesised on import; every attribute is a
 placeholder class that raises when instantiated or called.
@@ -97,7 +97,7 @@ def __getattr__(name):
 # ``torchvision.io`` image decoding backed by Pillow, so LitData can stream back ``jpeg``/``image``
 # leaves in this venv (it decodes them with ``torchvision.io.decode_jpeg``). Output matches
 # torchvision's contract: a uint8 CHW tensor.
-_STUB_IO = '''"""Pillow-backed stand-in for torchvision.io image decoding (litdata-bench peers venv)."""
+_STUB_IO = '''"""Pillow-backed torchvision.io image decoding (litdata-bench peers venv)."""
 
 import enum
 import io as _io
@@ -193,16 +193,18 @@ def peer_env(base: dict[str, str] | None = None, tmpdir: Path | None = None) -> 
 
 
 def _marker_text() -> str:
-    return json.dumps({"requirements": list(REQUIREMENTS), "stub": _STUB_INIT + _STUB_IO}, sort_keys=True)
+    return json.dumps(
+        {"requirements": list(REQUIREMENTS), "stub": _STUB_INIT + _STUB_IO}, sort_keys=True
+    )
 
 
 def _run(cmd: list[str], **kwargs: object) -> None:
     print("+", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, **kwargs)  # noqa: S603
+    subprocess.run(cmd, check=True, **kwargs)
 
 
 def _site_packages(py: Path) -> Path:
-    out = subprocess.run(  # noqa: S603
+    out = subprocess.run(
         [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True,
         capture_output=True,
@@ -225,7 +227,7 @@ def _install_stub(venv: Path, py: Path) -> None:
 
 
 def _pip_show_version(py: Path, name: str) -> str | None:
-    out = subprocess.run(  # noqa: S603
+    out = subprocess.run(
         [str(py), "-m", "pip", "show", name], capture_output=True, text=True, check=False
     )
     for line in out.stdout.splitlines():
@@ -268,9 +270,9 @@ def build(force: bool = False) -> Path:
 _VERIFY = r"""
 import json, importlib.metadata as md
 import litdata, streaming, webdataset, torch, numpy, PIL, zstandard, torchvision
-out = {n: md.version(d) for n, d in [("litdata", "litdata"), ("mosaicml-streaming", "mosaicml-streaming"),
-       ("webdataset", "webdataset"), ("torch", "torch"), ("numpy", "numpy"), ("pillow", "pillow"),
-       ("zstandard", "zstandard")]}
+names = ["litdata", "mosaicml-streaming", "webdataset", "torch", "numpy", "pillow", "zstandard"]
+out = {name: md.version(name) for name in names}
+out["litdata_file"] = litdata.__file__
 out["torchvision"] = getattr(torchvision, "__version__", "?")
 print(json.dumps(out))
 """
@@ -279,8 +281,15 @@ print(json.dumps(out))
 def verify(py: Path | None = None) -> dict[str, str]:
     """Import the peers in the venv (with a scratch TMPDIR) and return their versions."""
     py = py or venv_python()
-    out = subprocess.run(  # noqa: S603
-        [str(py), "-c", _VERIFY], capture_output=True, text=True, env=peer_env(), check=False
+    env = peer_env()
+    # cwd = scratch: ``python -c`` puts the cwd on sys.path, and the repo's cwd holds our litdata.
+    out = subprocess.run(
+        [str(py), "-c", _VERIFY],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=env["TMPDIR"],
+        check=False,
     )
     if out.returncode != 0:
         raise RuntimeError(f"peers venv import check failed:\n{out.stderr[-4000:]}")

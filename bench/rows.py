@@ -22,7 +22,7 @@ class Metric:
 
 @dataclass(frozen=True)
 class Row:
-    """A benchmark row: one child action over workloads × variants × systems."""
+    """A benchmark row: one child action over workloads x variants x systems."""
 
     name: str
     action: str  # child action: write, optimize, random, stream
@@ -32,7 +32,9 @@ class Row:
     needs_dataset: bool = False  # reads a dataset prepared by the same system
     description: str = ""
     notes: dict[str, str] = field(default_factory=dict)  # per-system footnotes
-    defaults: tuple[str, ...] | None = None  # workloads run when --workloads is not given (all if None)
+    defaults: tuple[str, ...] | None = (
+        None  # workloads run when --workloads is not given (all if None)
+    )
 
     def variant_label(self, variant: dict[str, Any]) -> str:
         """Short text for a variant (e.g. ``shuffle, 2 workers``)."""
@@ -71,7 +73,7 @@ ROWS: dict[str, Row] = {
             "optimize",
             ("W1", "W2", "W3", "W4"),
             (SECONDS, PSS),
-            description="optimize(fn, inputs, chunk_bytes='64MB', num_workers=2), worker start included",
+            description="optimize(fn, inputs, chunk_bytes='64MB', num_workers=2), worker start in",
             notes={
                 "mosaic": "no parallel optimize: MDSWriter in 1 process",
                 "webdataset": "no parallel writer: ShardWriter in 1 process",
@@ -97,7 +99,9 @@ ROWS: dict[str, Row] = {
                 PSS,
             ),
             variants=tuple(
-                {"shuffle": shuffle, "num_workers": workers} for workers in (0, 2) for shuffle in (0, 1)
+                {"shuffle": shuffle, "num_workers": workers}
+                for workers in (0, 2)
+                for shuffle in (0, 1)
             ),
             needs_dataset=True,
             description="one epoch from building dataset + loader to the last batch",

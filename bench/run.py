@@ -85,17 +85,31 @@ def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str,
     return [settings.ours_python], env
 
 
-def run_child(settings: Settings, system: str, action: str, workload: str, extra: list[str], label: str) -> dict[str, Any]:
+def run_child(
+    settings: Settings, system: str, action: str, workload: str, *, extra: list[str], label: str
+) -> dict[str, Any]:
     """Run one child; return its result dict with ``peak_pss_mb`` and ``wall_s`` added."""
     cmd, env = child_command(settings, system)
-    cmd += [str(BENCH / "child.py"), "--system", system, "--action", action, "--workload", workload,
-            "--root", str(settings.root), *extra]
+    cmd += [
+        str(BENCH / "child.py"),
+        "--system",
+        system,
+        "--action",
+        action,
+        "--workload",
+        workload,
+        "--root",
+        str(settings.root),
+        *extra,
+    ]
     log = settings.log_dir / f"{label}.log"
     start = time.perf_counter()
     with open(log, "w") as out:
         out.write(" ".join(cmd) + "\n")
         out.flush()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))  # noqa: S603
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=env["TMPDIR"]
+        )
         with PeakPss(proc.pid) as pss:
             try:
                 proc.wait(timeout=settings.timeout)
@@ -110,7 +124,11 @@ def run_child(settings: Settings, system: str, action: str, workload: str, extra
             result = json.loads(line[len(RESULT_PREFIX) :])
     if result is None:
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-        why = "timeout" if proc.returncode in (-9, None) and wall >= settings.timeout else f"exit {proc.returncode}"
+        why = (
+            "timeout"
+            if proc.returncode in (-9, None) and wall >= settings.timeout
+            else f"exit {proc.returncode}"
+        )
         result = {"ok": False, "error": f"child died ({why}): {tail[0][:200]}"}
     result["peak_pss_mb"] = pss.peak_mb
     result["wall_s"] = wall
@@ -118,7 +136,9 @@ def run_child(settings: Settings, system: str, action: str, workload: str, extra
     return result
 
 
-def check_status(result: dict[str, Any], expected: dict[str, dict[str, dict[str, int]]], workload: str) -> str:
+def check_status(
+    result: dict[str, Any], expected: dict[str, dict[str, dict[str, int]]], workload: str
+) -> str:
     """``ok`` or a failure status for one child result."""
     if not result.get("ok"):
         if "unsupported" in result:
@@ -135,7 +155,7 @@ def check_status(result: dict[str, Any], expected: dict[str, dict[str, dict[str,
 
 
 def prepare(settings: Settings, system: str, workload: str) -> tuple[Path, str]:
-    """Make sure ``system`` has a dataset of ``workload`` for the read rows; return (dir, status)."""
+    """Make sure ``system`` has a ``workload`` dataset for the read rows; return (dir, status)."""
     out = settings.root / "prepared" / system / workload
     marker = out / ".bench-prepared.json"
     if system == "baseline":
@@ -146,14 +166,36 @@ def prepare(settings: Settings, system: str, workload: str) -> tuple[Path, str]:
     if marker.exists():
         marker.unlink()
     print(f"  preparing {system} {workload} ...", flush=True)
-    result = run_child(settings, system, "prepare", workload, ["--out", str(out)], f"prepare-{system}-{workload}")
+    result = run_child(
+        settings,
+        system,
+        "prepare",
+        workload,
+        extra=["--out", str(out)],
+        label=f"prepare-{system}-{workload}",
+    )
     if not result.get("ok"):
         status = check_status(result, {}, workload)
         return out, status
     return out, "ok"
 
 
-def run_row(settings: Settings, row: Row, expected: dict[str, Any]) -> dict[tuple[str, str, str], Cell]:
+def record(cell: Cell, result: dict[str, Any], status: str, label: str) -> None:
+    """Add one child's result to ``cell`` (or mark the cell failed) and print a progress line."""
+    if status != "ok":
+        cell.status = status
+        print(f"  {label}: {status} (log: {result['log']})", flush=True)
+        return
+    metrics = result.get("metrics", {})
+    cell.add({**metrics, "peak_pss_mb": result["peak_pss_mb"]})
+    cell.note = result.get("note", cell.note)
+    shown = {k: round(v, 2) for k, v in metrics.items() if isinstance(v, float)}
+    print(f"  {label}: {shown} pss={result['peak_pss_mb']:.0f}MB", flush=True)
+
+
+def run_row(
+    settings: Settings, row: Row, expected: dict[str, Any]
+) -> dict[tuple[str, str, str], Cell]:
     """Run every cell of ``row``; returns cells keyed by (workload, variant label, system)."""
     cells: dict[tuple[str, str, str], Cell] = {}
     wanted = settings.workloads or row.defaults or row.workloads
@@ -174,25 +216,18 @@ def run_row(settings: Settings, row: Row, expected: dict[str, Any]) -> dict[tupl
                     cell = cells[(workload, vlabel, system)]
                     if cell.status != "ok":
                         continue
-                    extra: list[str] = []
                     if row.needs_dataset:
-                        extra += ["--dataset", str(datasets[system][0])]
+                        extra = ["--dataset", str(datasets[system][0])]
                     else:
-                        extra += ["--out", str(settings.root / "out" / system / workload)]
+                        extra = ["--out", str(settings.root / "out" / system / workload)]
                     for key, value in variant.items():
                         extra += [f"--{key.replace('_', '-')}", str(value)]
                     tag = "-".join(str(v) for v in variant.values())
                     label = f"{row.name}-{workload}-{tag}-{system}-r{rep}".replace("--", "-")
-                    result = run_child(settings, system, row.action, workload, extra, label)
-                    status = check_status(result, expected, workload)
-                    if status != "ok":
-                        cell.status = status
-                        print(f"  {label}: {status} (log: {result['log']})", flush=True)
-                        continue
-                    cell.add({**result.get("metrics", {}), "peak_pss_mb": result["peak_pss_mb"]})
-                    cell.note = result.get("note", cell.note)
-                    shown = {k: round(v, 2) for k, v in result.get("metrics", {}).items() if isinstance(v, float)}
-                    print(f"  {label}: {shown} pss={result['peak_pss_mb']:.0f}MB", flush=True)
+                    result = run_child(
+                        settings, system, row.action, workload, extra=extra, label=label
+                    )
+                    record(cell, result, check_status(result, expected, workload), label)
     return cells
 
 
@@ -200,11 +235,15 @@ def parse_args(argv: list[str] | None) -> Settings:
     """Parse the command line into :class:`Settings`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="write,optimize,random,stream")
-    parser.add_argument("--workloads", default=None, help="restrict to these workloads (default: each row's own)")
+    parser.add_argument(
+        "--workloads", default=None, help="restrict to these workloads (default: each row's own)"
+    )
     parser.add_argument("--systems", default=",".join(ALL_SYSTEMS))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per child")
-    parser.add_argument("--reuse-ours", action="store_true", help="reuse ours' prepared datasets (default: rebuild)")
+    parser.add_argument(
+        "--reuse-ours", action="store_true", help="reuse ours' prepared datasets (default: rebuild)"
+    )
     parser.add_argument("--results-dir", default=str(BENCH / "results"))
     args = parser.parse_args(argv)
     rows = [r for r in args.rows.split(",") if r]
@@ -240,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         f"# litdata bench {started:%Y-%m-%d %H:%M}",
         "",
         f"Machine: {os.cpu_count()} CPUs, {platform.python_version()}; repeats: {settings.repeats} "
-        f"(medians); ours: `{settings.ours_python}`; peers: `{peers.venv_python()}`; logs: `{settings.log_dir}`.",
+        f"(medians); ours: `{settings.ours_python}`; peers: `{peers.venv_python()}`; "
+        f"logs: `{settings.log_dir}`.",
         "",
     ]
     raw: dict[str, Any] = {}
@@ -251,7 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         table = render(row, cells, settings.systems)
         print("\n" + table + "\n", flush=True)
         sections += [table, ""]
-        raw[name] = {"|".join(k): {"status": c.status, "values": c.values} for k, c in cells.items()}
+        raw[name] = {
+            "|".join(k): {"status": c.status, "values": c.values} for k, c in cells.items()
+        }
     settings.results_dir.mkdir(parents=True, exist_ok=True)
     base = settings.results_dir / f"{started:%Y-%m-%d-%H%M}-{'-'.join(settings.rows)}"
     base.with_suffix(".md").write_text("\n".join(sections))

@@ -47,12 +47,12 @@ def _fmt(value: float, digits: int) -> str:
 def cell_text(cell: Cell | None, metric: Metric) -> str:
     """Median (with a ``±`` mark when max/min of repeats ≥ 1.3), or the failure status."""
     if cell is None:
-        return "–"
+        return "-"
     if cell.status != "ok":
-        return cell.status.split(":", 1)[0] if len(cell.status) > 40 else cell.status
+        return cell.status.split(":", 1)[0]
     value = cell.median(metric.key)
     if value is None:
-        return "–"
+        return "-"
     text = _fmt(value, metric.digits)
     spread = cell.spread(metric.key)
     if spread is not None and spread >= 1.3:
@@ -63,16 +63,18 @@ def cell_text(cell: Cell | None, metric: Metric) -> str:
 def ratio(ours: Cell | None, peer: Cell | None, metric: Metric) -> str:
     """How much better ours is than ``peer`` on ``metric`` (>1 = ours better), e.g. ``1.25x``."""
     if ours is None or peer is None or ours.status != "ok" or peer.status != "ok":
-        return "–"
+        return "-"
     a, b = ours.median(metric.key), peer.median(metric.key)
     if a is None or b is None or a <= 0 or b <= 0:
-        return "–"
+        return "-"
     return f"{(a / b if metric.higher_is_better else b / a):.2f}x"
 
 
 def render(row: Row, cells: dict[tuple[str, str, str], Cell], systems: list[str]) -> str:
     """One Markdown table for ``row``; ``cells`` is keyed by (workload, variant label, system)."""
-    ratio_peers = [p for p in PEERS_FOR_RATIO if p in systems and p != "ours"] if "ours" in systems else []
+    ratio_peers = (
+        [p for p in PEERS_FOR_RATIO if p in systems and p != "ours"] if "ours" in systems else []
+    )
     header = ["workload", "metric", *systems, *[f"ours vs {p}" for p in ratio_peers]]
     lines = [
         f"### {row.name}: {row.description}",
@@ -88,7 +90,10 @@ def render(row: Row, cells: dict[tuple[str, str, str], Cell], systems: list[str]
         name = f"{workload} {variant}".strip()
         for metric in row.metrics:
             by_system = {s: cells.get((workload, variant, s)) for s in systems}
-            if all(c is None or (c.status == "ok" and c.median(metric.key) is None) for c in by_system.values()):
+            if all(
+                c is None or (c.status == "ok" and c.median(metric.key) is None)
+                for c in by_system.values()
+            ):
                 continue
             parts = [name, metric.label, *[cell_text(by_system[s], metric) for s in systems]]
             parts += [ratio(by_system.get("ours"), by_system.get(p), metric) for p in ratio_peers]
@@ -99,12 +104,16 @@ def render(row: Row, cells: dict[tuple[str, str, str], Cell], systems: list[str]
         if c.status != "ok"
     ]
     notes = [f"- {s}: {row.notes[s]}" for s in systems if s in row.notes]
-    for (w, v, s), c in cells.items():
+    for (_, _, s), c in cells.items():
         if c.note and f"- {s}: {c.note}" not in notes:
             notes.append(f"- {s}: {c.note}")
     if notes:
         lines += ["", "Notes:", *notes]
     if problems:
         lines += ["", "Not measured / failed:", *problems]
-    lines += ["", "Ratios: >1 means ours is better (faster, or less memory); `±` marks max/min of repeats ≥ 1.3."]
+    lines += [
+        "",
+        "Ratios: >1 means ours is better (faster, or less memory); "
+        "`±` marks max/min of repeats ≥ 1.3.",
+    ]
     return "\n".join(lines)

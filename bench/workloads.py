@@ -1,11 +1,11 @@
-"""Benchmark workloads W1–W4 (see shared/BENCH.md), generated deterministically as plain files.
+"""Benchmark workloads W1-W4 (see shared/BENCH.md), generated deterministically as plain files.
 
 The files double as the *memmap baseline* and as the source every system's writer reads from:
 
     <data>/W1/images.bin   concatenated "JPEG" byte strings (random payload between SOI/EOI markers)
     <data>/W1/offsets.npy  int64[N+1] byte offsets into images.bin
     <data>/W1/labels.npy   int64[N]
-    <data>/W2/tokens.bin   uint16[24,414 × 2,048] (50M tokens); documents are 78 blocks each
+    <data>/W2/tokens.bin   uint16[24,414 x 2,048] (50M tokens); documents are 78 blocks each
     <data>/W3/x.npy        float32[200,000, 16]
     <data>/W3/y.npy        int64[200,000]
     <data>/checksums.json  expected checksums (full epoch and the random-access index set)
@@ -44,17 +44,23 @@ class Workload:
 W1_COUNT = 20_000
 W2_BLOCK = 2_048
 W2_BLOCKS = 24_414
-W2_BLOCKS_PER_DOC = 78  # 313 documents × 78 blocks = 24,414 blocks; chunks hold whole documents
+W2_BLOCKS_PER_DOC = 78  # 313 documents x 78 blocks = 24,414 blocks; chunks hold whole documents
 W2_DOCS = W2_BLOCKS // W2_BLOCKS_PER_DOC
 W3_COUNT = 200_000
 W3_DIM = 16
 W4_BASE_COST_S = 100e-6  # per-sample sleep in W4's fn; the first 10% sleep 10x longer
 
 WORKLOADS: dict[str, Workload] = {
-    "W1": Workload("W1", "image", W1_COUNT, 64, '20k {"image": ~16 KB JPEG-like bytes, "label": int}'),
-    "W2": Workload("W2", "tokens", W2_BLOCKS, 8, "24,414 blocks of 2,048 uint16 tokens (50M tokens)"),
+    "W1": Workload(
+        "W1", "image", W1_COUNT, 64, '20k {"image": ~16 KB JPEG-like bytes, "label": int}'
+    ),
+    "W2": Workload(
+        "W2", "tokens", W2_BLOCKS, 8, "24,414 blocks of 2,048 uint16 tokens (50M tokens)"
+    ),
     "W3": Workload("W3", "records", W3_COUNT, 256, '200k {"x": float32[16], "y": int}'),
-    "W4": Workload("W4", "image", W1_COUNT, 64, "W1 with the first 10% of optimize inputs 10x slower"),
+    "W4": Workload(
+        "W4", "image", W1_COUNT, 64, "W1 with the first 10% of optimize inputs 10x slower"
+    ),
 }
 
 RANDOM_ACCESS_COUNT = 1_000
@@ -184,7 +190,9 @@ def _source(workload: str, root: str) -> Source:
 
 def optimize_inputs(workload: str) -> list[int]:
     """Inputs given to ``optimize``: sample indices, or W2's document indices."""
-    return list(range(W2_DOCS if WORKLOADS[workload].kind == "tokens" else WORKLOADS[workload].count))
+    return list(
+        range(W2_DOCS if WORKLOADS[workload].kind == "tokens" else WORKLOADS[workload].count)
+    )
 
 
 def optimize_fn(index: int, workload: str, root: str, as_torch: bool = True) -> Any:
@@ -232,7 +240,7 @@ class Checker:
         labels = _as_numpy(labels)
         if len(images) != len(labels):
             raise ValueError(f"batch has {len(images)} images but {len(labels)} labels")
-        for image, label in zip(images, labels.tolist()):
+        for image, label in zip(images, labels.tolist(), strict=True):
             self.add_image(image, label)
 
     def add_tokens(self, blocks: Any) -> None:
@@ -274,7 +282,7 @@ class Checker:
 
 
 def collate_images(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """Collate W1 samples for every torch-style loader: images as a list of ``bytes``, labels as an array.
+    """Collate W1 samples for every torch-style loader: a list of image ``bytes``, a label array.
 
     torch's default collate cannot batch variable-length ``memoryview``s (what LitData returns for
     ``bytes`` leaves), and ``memoryview``s cannot cross a worker process boundary, so every system
@@ -282,7 +290,9 @@ def collate_images(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """
     return {
         "image": [bytes(s["image"]) for s in samples],
-        "label": np.fromiter((int(s["label"]) for s in samples), dtype=np.int64, count=len(samples)),
+        "label": np.fromiter(
+            (int(s["label"]) for s in samples), dtype=np.int64, count=len(samples)
+        ),
     }
 
 

@@ -63,8 +63,8 @@ def main() -> None:
         seconds = time.perf_counter() - start
         labels = sorted(sample["label"] for sample in samples)
         assert labels == sorted(i % 10 for i in range(NUM_SAMPLES)), "read back the wrong labels"
-        print(f"  read all {len(reader)} samples in random order (JPEGs decoded) in {seconds:.2f} s "
-              f"({len(reader) / seconds:,.0f} samples/s); every label checked")
+        print(f"  read all {len(reader)} samples in random order (JPEGs decoded) in "
+              f"{seconds:.2f} s ({len(reader) / seconds:,.0f} samples/s); every label checked")
         print(f"  litdata verify {output.name}:", end=" ", flush=True)
         verify(["verify", str(output), "--quiet"])
     finally:

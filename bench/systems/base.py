@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from workloads import WORKLOADS, Checker, Source, random_indices
 
 
 class Unsupported(Exception):
-    """Raised by an adapter for a (row, workload) it cannot run; reported as ``unsupported: <reason>``."""
+    """An adapter cannot run this (row, workload); reported as ``unsupported: <reason>``."""
 
 
 def fresh_dir(path: Path) -> Path:
@@ -78,7 +77,9 @@ def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int)
     }
 
 
-def time_random(open_dataset: Callable[[], Any], workload: str, get: Callable[[Any, int], Any] | None = None) -> dict[str, Any]:
+def time_random(
+    open_dataset: Callable[[], Any], workload: str, get: Callable[[Any, int], Any] | None = None
+) -> dict[str, Any]:
     """Open a dataset (timed separately) and time 1,000 random ``ds[i]`` one by one."""
     kind = WORKLOADS[workload].kind
     checker = Checker(kind)
@@ -136,6 +137,10 @@ class System:
         """The workload's plain files."""
         return Source(workload, self.root)
 
+    def setup(self) -> None:
+        """Import the system's modules (and clean up) before anything is timed."""
+        import torch  # noqa: F401  every system's loader path uses torch
+
     def prepare(self, workload: str, out: Path) -> None:
         """Write the dataset that the read rows (random, stream) use."""
         raise Unsupported("no writer")
@@ -152,7 +157,9 @@ class System:
         """Row ``random``: 1,000 random ``ds[i]`` on a freshly opened dataset."""
         raise Unsupported("no random access")
 
-    def stream(self, workload: str, dataset: Path, shuffle: bool, num_workers: int) -> dict[str, Any]:
+    def stream(
+        self, workload: str, dataset: Path, shuffle: bool, num_workers: int
+    ) -> dict[str, Any]:
         """Row ``stream``: one epoch through the system's loader."""
         raise Unsupported("no streaming loader")
 

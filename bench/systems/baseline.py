@@ -8,19 +8,30 @@ from typing import Any
 
 import numpy as np
 import torch
+from workloads import (
+    W1_COUNT,
+    W2_BLOCK,
+    W2_BLOCKS,
+    W3_DIM,
+    W4_BASE_COST_S,
+    WORKLOADS,
+    collate_images,
+    source_dir,
+)
 
 from systems.base import System, fresh_dir, time_random, time_stream, timed
-from workloads import W1_COUNT, W2_BLOCK, W2_BLOCKS, W3_DIM, W4_BASE_COST_S, WORKLOADS, collate_images, source_dir
 
 
 class MemmapDataset:
-    """Map-style dataset over the plain files (created lazily so DataLoader workers re-open them)."""
+    """Map-style dataset over the plain files (opened lazily: each DataLoader worker maps them)."""
 
     def __init__(self, directory: Path, kind: str) -> None:
         self.directory = Path(directory)
         self.kind = kind
         self._arrays: dict[str, np.ndarray] | None = None
-        self.length = W2_BLOCKS if kind == "tokens" else int(np.load(self._y_path(), mmap_mode="r").shape[0])
+        self.length = (
+            W2_BLOCKS if kind == "tokens" else int(np.load(self._y_path(), mmap_mode="r").shape[0])
+        )
 
     def _y_path(self) -> Path:
         return self.directory / ("labels.npy" if self.kind == "image" else "y.npy")
@@ -53,7 +64,7 @@ class MemmapDataset:
 
 
 class Baseline(System):
-    """``write`` = writing the same plain files from the samples; reads use :class:`MemmapDataset`."""
+    """``write`` writes the plain files from the samples; reads use :class:`MemmapDataset`."""
 
     name = "baseline"
 
@@ -112,7 +123,9 @@ class Baseline(System):
         kind = WORKLOADS[workload].kind
         return time_random(lambda: MemmapDataset(self.dataset_dir(workload), kind), workload)
 
-    def stream(self, workload: str, dataset: Path, shuffle: bool, num_workers: int) -> dict[str, Any]:
+    def stream(
+        self, workload: str, dataset: Path, shuffle: bool, num_workers: int
+    ) -> dict[str, Any]:
         spec = WORKLOADS[workload]
 
         def make() -> Any:

@@ -5,15 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from workloads import WORKLOADS, optimize_fn, optimize_inputs
+
 from systems.base import fresh_dir, timed
 from systems.litdata_api import CHUNK_BYTES, LitDataAPI
-from workloads import WORKLOADS, optimize_fn, optimize_inputs
 
 
 class LitDataPeer(LitDataAPI):
-    """LitData: ``write`` uses ``litdata.streaming.writer.BinaryWriter`` + ``merge()`` in one process."""
+    """LitData: ``write`` is ``streaming.writer.BinaryWriter`` + ``merge()``, one process."""
 
     name = "litdata"
+
+    def _litdata(self) -> Any:
+        import litdata
+
+        if "site-packages" not in Path(litdata.__file__).parts:
+            raise RuntimeError(f"expected Lightning AI's LitData, imported {litdata.__file__}")
+        return litdata
 
     def write(self, workload: str, out: Path) -> dict[str, Any]:
         from litdata.streaming.writer import BinaryWriter
@@ -25,7 +33,9 @@ class LitDataPeer(LitDataAPI):
         source = self.source(workload)
 
         def run() -> None:
-            writer = BinaryWriter(str(out), chunk_bytes=CHUNK_BYTES, item_loader=self._item_loader(workload))
+            writer = BinaryWriter(
+                str(out), chunk_bytes=CHUNK_BYTES, item_loader=self._item_loader(workload)
+            )
             for i in optimize_inputs(workload):
                 writer[i] = optimize_fn(i, workload, root) if tokens else source.sample(i)
             writer.done()

@@ -6,13 +6,14 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from workloads import W2_BLOCK, WORKLOADS, optimize_fn, optimize_inputs
+
 from systems.base import Unsupported, fresh_dir, timed
 from systems.litdata_api import CHUNK_BYTES, LitDataAPI
-from workloads import W2_BLOCK, WORKLOADS, optimize_fn, optimize_inputs
 
 
 class Ours(LitDataAPI):
-    """Ours: ``write`` uses ``litdata.core.writer.write_dataset(samples, output_dir, chunk_bytes=...)``."""
+    """Ours: ``write`` is ``litdata.core.writer.write_dataset(samples, output_dir, ...)``."""
 
     name = "ours"
 
@@ -25,7 +26,7 @@ class Ours(LitDataAPI):
             return TokensLoader(block_size=block_size)
 
     def _open(self, workload: str, dataset: Path, shuffle: bool = False) -> Any:
-        """``litdata.StreamingDataset``; while it is missing, ``litdata.DatasetReader`` (random row only)."""
+        """``litdata.StreamingDataset``; while that is missing, ``litdata.DatasetReader``."""
         import litdata
 
         if hasattr(litdata, "StreamingDataset") or shuffle:
@@ -49,17 +50,21 @@ class Ours(LitDataAPI):
         kwargs: dict[str, Any] = {}
         if WORKLOADS[workload].kind == "tokens":
             if "item_loader" not in inspect.signature(write_dataset).parameters:
-                raise Unsupported("write_dataset has no item_loader parameter (TokensLoader layout)")
+                raise Unsupported(
+                    "write_dataset has no item_loader parameter (TokensLoader layout)"
+                )
             kwargs["item_loader"] = self._tokens_loader()
             root = str(self.root)
             samples: Any = (optimize_fn(i, workload, root) for i in optimize_inputs(workload))
         else:
             samples = self.source(workload).samples()
-        seconds, _ = timed(lambda: write_dataset(samples, str(out), chunk_bytes=CHUNK_BYTES, **kwargs))
+        seconds, _ = timed(
+            lambda: write_dataset(samples, str(out), chunk_bytes=CHUNK_BYTES, **kwargs)
+        )
         return self._written(workload, out, {"seconds": seconds})
 
     def prepare(self, workload: str, out: Path) -> None:
-        """Prefer ``optimize`` (as users do); fall back to ``write_dataset`` while optimize is missing."""
+        """Prefer ``optimize`` (as users do); fall back to ``write_dataset`` while it is missing."""
         try:
             super().prepare(workload, out)
         except Unsupported:

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from workloads import W1_COUNT, W2_BLOCKS, W4_BASE_COST_S, WORKLOADS
 
 from systems.base import System, Unsupported, fresh_dir, time_stream, timed
-from workloads import W1_COUNT, W2_BLOCKS, W4_BASE_COST_S, WORKLOADS
 
 MAX_SHARD_BYTES = 64_000_000
 SHUFFLE_BUFFER = 1_000
@@ -53,6 +53,10 @@ class WebDatasetPeer(System):
 
         return {"webdataset": importlib.metadata.version("webdataset")}
 
+    def setup(self) -> None:
+        super().setup()
+        import webdataset  # noqa: F401
+
     def _write(self, workload: str, out: Path, skew: bool) -> None:
         import webdataset as wds
 
@@ -60,7 +64,9 @@ class WebDatasetPeer(System):
         src = self.source(workload)
         fresh_dir(out)
         count = W2_BLOCKS if spec.kind == "tokens" else spec.count
-        with wds.ShardWriter(str(out / "shard-%06d.tar"), maxsize=MAX_SHARD_BYTES, maxcount=10**9, verbose=0) as sink:
+        with wds.ShardWriter(
+            str(out / "shard-%06d.tar"), maxsize=MAX_SHARD_BYTES, maxcount=10**9, verbose=0
+        ) as sink:
             for i in range(count):
                 if skew:
                     time.sleep(W4_BASE_COST_S * (10 if i < W1_COUNT // 10 else 1))
@@ -90,7 +96,9 @@ class WebDatasetPeer(System):
     def random(self, workload: str, dataset: Path) -> dict[str, Any]:
         raise Unsupported("tar shards have no random access")
 
-    def stream(self, workload: str, dataset: Path, shuffle: bool, num_workers: int) -> dict[str, Any]:
+    def stream(
+        self, workload: str, dataset: Path, shuffle: bool, num_workers: int
+    ) -> dict[str, Any]:
         import webdataset as wds
 
         spec = WORKLOADS[workload]
@@ -104,7 +112,9 @@ class WebDatasetPeer(System):
                 pipeline = pipeline.shuffle(SHUFFLE_BUFFER)
             pipeline = pipeline.map(_DECODERS[spec.kind])
             if spec.kind == "tokens":
-                pipeline = pipeline.batched(spec.batch_size, collation_fn=_collate_tokens, partial=True)
+                pipeline = pipeline.batched(
+                    spec.batch_size, collation_fn=_collate_tokens, partial=True
+                )
             else:
                 pipeline = pipeline.batched(spec.batch_size, partial=True)
             return wds.WebLoader(pipeline, batch_size=None, num_workers=num_workers)

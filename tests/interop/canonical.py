@@ -1,4 +1,4 @@
-"""Canonical, JSON-able description of a streamed sample, identical on both sides of an interop test.
+"""Canonical, JSON-able description of a streamed sample, identical on both sides of a test.
 
 Used by ``read_with_litdata.py`` (under the peers' interpreter, with Lightning AI's LitData) and
 by our own test-suite (with our package), so the two dumps can be compared with ``==``.
@@ -54,18 +54,23 @@ def _array_entry(kind: str, dtype: str, array: np.ndarray) -> dict[str, Any]:
         if array.dtype.kind == "f":
             entry["values"] = [_float(v) for v in flat.tolist()]
         else:
-            entry["values"] = [int(v) if not isinstance(v, bool) else bool(v) for v in flat.tolist()]
+            entry["values"] = [
+                int(v) if not isinstance(v, bool) else bool(v) for v in flat.tolist()
+            ]
     return entry
 
 
 def _is_torch_tensor(value: Any) -> bool:
     cls = type(value)
-    return cls.__module__.startswith("torch") and hasattr(value, "dtype") and hasattr(value, "numpy")
+    return (
+        cls.__module__.startswith("torch") and hasattr(value, "dtype") and hasattr(value, "numpy")
+    )
 
 
 def _is_pil_image(value: Any) -> bool:
     return any(
-        klass.__module__ == "PIL.Image" and klass.__name__ == "Image" for klass in type(value).__mro__
+        klass.__module__ == "PIL.Image" and klass.__name__ == "Image"
+        for klass in type(value).__mro__
     )
 
 
@@ -113,8 +118,12 @@ def canonical(value: Any) -> Any:
         return {"t": "np.scalar", "dtype": value.dtype.name, "v": item}
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "OUSV":
-            return {"t": "ndarray", "dtype": value.dtype.str, "shape": list(value.shape),
-                    "items": [canonical(v) for v in value.reshape(-1).tolist()]}
+            return {
+                "t": "ndarray",
+                "dtype": value.dtype.str,
+                "shape": list(value.shape),
+                "items": [canonical(v) for v in value.reshape(-1).tolist()],
+            }
         return _array_entry("ndarray", value.dtype.name, value)
     if _is_torch_tensor(value):
         return _torch_entry(value)
@@ -139,9 +148,15 @@ def canonical(value: Any) -> Any:
     if isinstance(value, dict):
         return {
             "t": "dict",
-            "items": [[k if isinstance(k, str) else canonical(k), canonical(v)] for k, v in value.items()],
+            "items": [
+                [k if isinstance(k, str) else canonical(k), canonical(v)] for k, v in value.items()
+            ],
         }
-    return {"t": "other", "type": f"{type(value).__module__}.{type(value).__qualname__}", "repr": repr(value)}
+    return {
+        "t": "other",
+        "type": f"{type(value).__module__}.{type(value).__qualname__}",
+        "repr": repr(value),
+    }
 
 
 def dumps(obj: Any) -> str:
@@ -152,7 +167,8 @@ def dumps(obj: Any) -> str:
 def first_difference(left: Any, right: Any, path: str = "$") -> str | None:
     """Return a human-readable path to the first difference between two canonical objects."""
     if type(left) is not type(right):
-        return f"{path}: {type(left).__name__} != {type(right).__name__} ({left!r:.200} vs {right!r:.200})"
+        kinds = f"{type(left).__name__} != {type(right).__name__}"
+        return f"{path}: {kinds} ({left!r:.200} vs {right!r:.200})"
     if isinstance(left, dict):
         for key in sorted(set(left) | set(right), key=str):
             if key not in left or key not in right:
@@ -164,7 +180,7 @@ def first_difference(left: Any, right: Any, path: str = "$") -> str | None:
     if isinstance(left, list):
         if len(left) != len(right):
             return f"{path}: length {len(left)} != {len(right)}"
-        for i, (a, b) in enumerate(zip(left, right)):
+        for i, (a, b) in enumerate(zip(left, right, strict=True)):
             found = first_difference(a, b, f"{path}[{i}]")
             if found:
                 return found

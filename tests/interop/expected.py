@@ -1,4 +1,4 @@
-"""What each interop fixture in ``tests/data/litdata-0.2.76/`` contains, recomputable without LitData.
+"""What each interop fixture in ``tests/data/litdata-0.2.76/`` holds (no LitData needed).
 
 ``make_fixtures.py`` (run under the peers' interpreter, with Lightning AI's LitData 0.2.76)
 writes every dataset from :func:`source_samples`; a reader of that dataset must return
@@ -43,7 +43,7 @@ class Wrapper:
 
 @dataclass(frozen=True)
 class JpegFile:
-    """Stand-in for ``PIL.Image.open(path)`` of a committed JPEG (LitData then stores the file bytes)."""
+    """Stand-in for ``PIL.Image.open(path)`` of a committed JPEG (LitData stores its bytes)."""
 
     name: str
 
@@ -88,7 +88,7 @@ def media_bytes(name: str) -> bytes:
 
 
 def decode_rgb_chw(data: bytes) -> Any:
-    """Decode image bytes the way LitData streams ``jpeg``/``image:*`` leaves back: uint8 CHW RGB tensor."""
+    """Decode like LitData streams ``jpeg``/``image:*`` leaves back: a uint8 CHW RGB tensor."""
     from PIL import Image
 
     image = Image.open(io.BytesIO(data))
@@ -112,7 +112,9 @@ def _leaves(i: int) -> tuple[dict[str, Any], dict[str, Any]]:
         "np1d_i16": (np.arange(5, dtype=np.int16) * (i + 1) - 7).astype(np.int16),
         "np1d_f64": np.linspace(0.0, 1.0, 4, dtype=np.float64) * i,
         "npnd_f32": (np.arange(6, dtype=np.float32).reshape(2, 3) + i / 2).astype(np.float32),
-        "npnd_u8": (np.arange(24, dtype=np.int64).reshape(2, 3, 4) * (i + 3) % 256).astype(np.uint8),
+        "npnd_u8": (np.arange(24, dtype=np.int64).reshape(2, 3, 4) * (i + 3) % 256).astype(
+            np.uint8
+        ),
         "t1d_i64": torch.arange(4, dtype=torch.int64) * (i - 5),
         "t1d_u8": torch.arange(3, dtype=torch.uint8) + i,
         "tnd_f32": torch.arange(4, dtype=torch.float32).reshape(2, 2) * (i + 0.25),
@@ -228,7 +230,7 @@ TOKEN_BLOCK = 64
 
 
 def _token_chunks() -> list[list[int]]:
-    """Sequence indices per chunk, as LitData's writer groups them (closes when tokens > chunk_size)."""
+    """Sequence indices per chunk, as LitData groups them (closed before tokens > chunk_size)."""
     chunks: list[list[int]] = [[]]
     tokens = 0
     for i in range(TOKEN_SEQUENCES):
@@ -242,7 +244,7 @@ def _token_chunks() -> list[list[int]]:
 
 
 def token_blocks(as_torch: bool) -> list[Any]:
-    """Blocks a ``TokensLoader(block_size=TOKEN_BLOCK)`` returns: per chunk, ``dim // block`` blocks."""
+    """What ``TokensLoader(block_size=TOKEN_BLOCK)`` returns: ``dim // block`` blocks per chunk."""
     out: list[Any] = []
     for chunk in _token_chunks():
         tokens = np.concatenate([token_sequence(i) for i in chunk])
@@ -258,44 +260,143 @@ def token_blocks(as_torch: bool) -> list[Any]:
 FIXTURES: dict[str, Fixture] = {
     f.name: f
     for f in [
-        Fixture("leaves", "binary_writer", {"chunk_size": 4}, 10,
-                description="dict samples with every basic leaf kind; 3 chunks (4, 4, 2)"),
-        Fixture("media", "binary_writer", {"chunk_size": 2}, 4,
-                description="PIL images, JPEG files and LitData media wrappers"),
-        Fixture("nested_list", "binary_writer", {"chunk_size": 3}, 5, description="top-level list samples"),
-        Fixture("nested_tuple", "binary_writer", {"chunk_size": 3}, 5, description="top-level tuple samples"),
-        Fixture("nested_dict", "binary_writer", {"chunk_size": 3}, 5, description="dict-in-dict and tuple-in-dict"),
-        Fixture("json_leaves", "binary_writer", {"chunk_size": 3}, 5,
-                description="lists inside dict samples (LitData 0.2.76 stores each as one 'json' leaf)"),
-        Fixture("scalar_int", "binary_writer", {"chunk_size": 4}, 6, description="bare int samples"),
-        Fixture("namedtuple", "binary_writer", {"chunk_size": 2}, 3,
-                description=f"registered namedtuple samples ({POINT_TYPE_NAME})"),
-        Fixture("chunk_bytes", "optimize", {"chunk_bytes": "1kb", "num_workers": 1}, 20,
-                description="optimize with chunk_bytes='1kb' (several chunks)"),
-        Fixture("zstd", "optimize", {"chunk_size": 4, "compression": "zstd", "num_workers": 1}, 10,
-                description="compression='zstd' (0.2.76 default: framed zstd inside .bin)"),
-        Fixture("zstd_frames", "optimize",
-                {"chunk_size": 5, "compression": "zstd:7", "compression_batch_size": 2, "num_workers": 1}, 10,
-                description="compression='zstd:7', 2 items per zstd frame"),
-        Fixture("zstd_sample", "optimize",
-                {"chunk_size": 4, "compression": "zstd", "compression_level": "sample", "num_workers": 1}, 10,
-                description="compression_level='sample' (each item its own zstd frame)"),
-        Fixture("zstd_chunk", "optimize",
-                {"chunk_size": 4, "compression": "zstd", "compression_level": "chunk", "num_workers": 1}, 10,
-                description="compression_level='chunk' (whole file, chunk-R-I.zstd.bin)"),
-        Fixture("zstd_chunk_level", "optimize",
-                {"chunk_size": 4, "compression": "zstd:7", "compression_level": "chunk", "num_workers": 1}, 10,
-                description="compression='zstd:7', compression_level='chunk' (chunk-R-I.zstd:7.bin)"),
-        Fixture("tokens", "optimize", {"chunk_size": TOKEN_CHUNK_SIZE, "num_workers": 1, "tokens": True},
-                len(token_blocks(as_torch=False)), item_loader=f"tokens:{TOKEN_BLOCK}",
-                description="TokensLoader, uint16 torch tensors, several chunks"),
-        Fixture("tokens_numpy", "optimize",
-                {"chunk_size": TOKEN_CHUNK_SIZE, "num_workers": 1, "tokens": True, "numpy": True},
-                len(token_blocks(as_torch=False)), item_loader=f"tokens:{TOKEN_BLOCK}",
-                description="TokensLoader, uint16 numpy arrays"),
-        Fixture("workers2", "optimize",
-                {"chunk_size": 4, "num_workers": 2, "keep_data_ordered": True}, 12,
-                description="optimize(num_workers=2): chunk-0-* and chunk-1-*"),
+        Fixture(
+            "leaves",
+            "binary_writer",
+            {"chunk_size": 4},
+            10,
+            description="dict samples with every basic leaf kind; 3 chunks (4, 4, 2)",
+        ),
+        Fixture(
+            "media",
+            "binary_writer",
+            {"chunk_size": 2},
+            4,
+            description="PIL images, JPEG files and LitData media wrappers",
+        ),
+        Fixture(
+            "nested_list",
+            "binary_writer",
+            {"chunk_size": 3},
+            5,
+            description="top-level list samples",
+        ),
+        Fixture(
+            "nested_tuple",
+            "binary_writer",
+            {"chunk_size": 3},
+            5,
+            description="top-level tuple samples",
+        ),
+        Fixture(
+            "nested_dict",
+            "binary_writer",
+            {"chunk_size": 3},
+            5,
+            description="dict-in-dict and tuple-in-dict",
+        ),
+        Fixture(
+            "json_leaves",
+            "binary_writer",
+            {"chunk_size": 3},
+            5,
+            description="lists inside dict samples (LitData 0.2.76 stores each as one 'json' leaf)",
+        ),
+        Fixture(
+            "scalar_int", "binary_writer", {"chunk_size": 4}, 6, description="bare int samples"
+        ),
+        Fixture(
+            "namedtuple",
+            "binary_writer",
+            {"chunk_size": 2},
+            3,
+            description=f"registered namedtuple samples ({POINT_TYPE_NAME})",
+        ),
+        Fixture(
+            "chunk_bytes",
+            "optimize",
+            {"chunk_bytes": "1kb", "num_workers": 1},
+            20,
+            description="optimize with chunk_bytes='1kb' (several chunks)",
+        ),
+        Fixture(
+            "zstd",
+            "optimize",
+            {"chunk_size": 4, "compression": "zstd", "num_workers": 1},
+            10,
+            description="compression='zstd' (0.2.76 default: framed zstd inside .bin)",
+        ),
+        Fixture(
+            "zstd_frames",
+            "optimize",
+            {
+                "chunk_size": 5,
+                "compression": "zstd:7",
+                "compression_batch_size": 2,
+                "num_workers": 1,
+            },
+            10,
+            description="compression='zstd:7', 2 items per zstd frame",
+        ),
+        Fixture(
+            "zstd_sample",
+            "optimize",
+            {
+                "chunk_size": 4,
+                "compression": "zstd",
+                "compression_level": "sample",
+                "num_workers": 1,
+            },
+            10,
+            description="compression_level='sample' (each item its own zstd frame)",
+        ),
+        Fixture(
+            "zstd_chunk",
+            "optimize",
+            {
+                "chunk_size": 4,
+                "compression": "zstd",
+                "compression_level": "chunk",
+                "num_workers": 1,
+            },
+            10,
+            description="compression_level='chunk' (whole file, chunk-R-I.zstd.bin)",
+        ),
+        Fixture(
+            "zstd_chunk_level",
+            "optimize",
+            {
+                "chunk_size": 4,
+                "compression": "zstd:7",
+                "compression_level": "chunk",
+                "num_workers": 1,
+            },
+            10,
+            description="compression='zstd:7', compression_level='chunk' (chunk-R-I.zstd:7.bin)",
+        ),
+        Fixture(
+            "tokens",
+            "optimize",
+            {"chunk_size": TOKEN_CHUNK_SIZE, "num_workers": 1, "tokens": True},
+            len(token_blocks(as_torch=False)),
+            item_loader=f"tokens:{TOKEN_BLOCK}",
+            description="TokensLoader, uint16 torch tensors, several chunks",
+        ),
+        Fixture(
+            "tokens_numpy",
+            "optimize",
+            {"chunk_size": TOKEN_CHUNK_SIZE, "num_workers": 1, "tokens": True, "numpy": True},
+            len(token_blocks(as_torch=False)),
+            item_loader=f"tokens:{TOKEN_BLOCK}",
+            description="TokensLoader, uint16 numpy arrays",
+        ),
+        Fixture(
+            "workers2",
+            "optimize",
+            {"chunk_size": 4, "num_workers": 2, "keep_data_ordered": True},
+            12,
+            description="optimize(num_workers=2): chunk-0-* and chunk-1-*",
+        ),
     ]
 }
 

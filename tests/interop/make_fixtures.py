@@ -53,8 +53,9 @@ def ensure_media() -> None:
 
 def to_litdata(value: Any) -> Any:
     """Replace the stand-ins of ``expected`` (Wrapper, JpegFile) with real LitData/PIL objects."""
-    import litdata
     from PIL import Image
+
+    import litdata
 
     if isinstance(value, ex.Wrapper):
         return getattr(litdata, value.kind)(**value.fields)
@@ -111,7 +112,7 @@ def write_fixture(fixture: ex.Fixture, out: Path) -> None:
 
 
 def build(name: str) -> dict[str, Any]:
-    """(Re)write fixture ``name``, verify it with LitData, store ``litdata-read.json``; return its index."""
+    """(Re)write fixture ``name``, check it with LitData, store ``litdata-read.json``."""
     from read_with_litdata import read_dataset
 
     fixture = ex.FIXTURES[name]
@@ -127,9 +128,15 @@ def build(name: str) -> dict[str, Any]:
             raise AssertionError(f"LitData read-back differs from expected.py: {diff}")
     if dump["len"] != fixture.count:
         raise AssertionError(f"{name}: len {dump['len']} != {fixture.count}")
-    stored = {"litdata_version": dump["litdata_version"], "len": dump["len"], "getitem": dump["getitem"],
-              "iter_equals_getitem": dump["iter"] == dump["getitem"]}
-    (out / "litdata-read.json").write_text(json.dumps(stored, sort_keys=True, ensure_ascii=False) + "\n")
+    stored = {
+        "litdata_version": dump["litdata_version"],
+        "len": dump["len"],
+        "getitem": dump["getitem"],
+        "iter_equals_getitem": dump["iter"] == dump["getitem"],
+    }
+    (out / "litdata-read.json").write_text(
+        json.dumps(stored, sort_keys=True, ensure_ascii=False) + "\n"
+    )
     return json.loads((out / "index.json").read_text())
 
 
@@ -147,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.names or list(ex.FIXTURES):
             index = build(name)
             files = sorted(p.name for p in ex.fixture_dir(name).iterdir())
-            print(f"{name}: {len(index['chunks'])} chunks, data_format={index['config']['data_format']}, files={files}")
+            print(
+                f"{name}: {len(index['chunks'])} chunks, "
+                f"data_format={index['config']['data_format']}, files={files}"
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     total = sum(p.stat().st_size for p in ex.FIXTURES_ROOT.rglob("*") if p.is_file())

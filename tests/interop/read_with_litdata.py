@@ -38,8 +38,9 @@ def _scratch() -> Path:
 
 
 def register_namedtuples() -> None:
-    """Register the fixtures' namedtuple with LitData's pytree (needed to read the ``namedtuple`` fixture)."""
+    """Register the fixtures' namedtuple with LitData's pytree (for the ``namedtuple`` fixture)."""
     from expected import POINT_TYPE_NAME, Point
+
     from litdata.utilities import _pytree
 
     if Point not in _pytree.SUPPORTED_NODES:
@@ -59,9 +60,12 @@ def make_item_loader(spec: str | None) -> Any:
 
 
 def read_dataset(dataset_dir: str | Path, item_loader: str | None = None) -> dict[str, Any]:
-    """Read every sample of ``dataset_dir`` with LitData (from a private copy) and return the dump."""
+    """Read every sample of ``dataset_dir`` with LitData (from a private copy); return the dump."""
     import litdata
     from litdata import StreamingDataset
+
+    if "site-packages" not in Path(litdata.__file__).parts:
+        raise RuntimeError(f"expected Lightning AI's LitData, imported {litdata.__file__}")
 
     register_namedtuples()
     scratch = _scratch()
@@ -73,7 +77,12 @@ def read_dataset(dataset_dir: str | Path, item_loader: str | None = None) -> dic
         getitem = [canonical(ds[i]) for i in range(n)]
         ds_iter = StreamingDataset(str(copy), item_loader=make_item_loader(item_loader))
         iterated = [canonical(sample) for sample in ds_iter]
-        return {"litdata_version": litdata.__version__, "len": n, "getitem": getitem, "iter": iterated}
+        return {
+            "litdata_version": litdata.__version__,
+            "len": n,
+            "getitem": getitem,
+            "iter": iterated,
+        }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -83,12 +92,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset_dir")
     parser.add_argument("out_json")
-    parser.add_argument("--item-loader", default=None, help="tokens:BLOCK for a TokensLoader dataset")
+    parser.add_argument(
+        "--item-loader", default=None, help="tokens:BLOCK for a TokensLoader dataset"
+    )
     args = parser.parse_args(argv)
     if not os.environ.get("TMPDIR"):
         os.environ["TMPDIR"] = str(_scratch())
     dump = read_dataset(args.dataset_dir, args.item_loader)
-    Path(args.out_json).write_text(json.dumps(dump, sort_keys=True, indent=None, ensure_ascii=False))
+    Path(args.out_json).write_text(
+        json.dumps(dump, sort_keys=True, indent=None, ensure_ascii=False)
+    )
     print(f"{args.dataset_dir}: {dump['len']} samples -> {args.out_json}")
     return 0
 
