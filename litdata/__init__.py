@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from litdata.processing.map import map
     from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
     from litdata.processing.optimize import optimize
+    from litdata.streaming.collate import litdata_collate
+    from litdata.streaming.dataloader import StreamingDataLoader
+    from litdata.streaming.dataset import StreamingDataset
     from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
 
 __all__ = [
@@ -29,6 +32,8 @@ __all__ = [
     "Image",
     "Jpeg",
     "Pil",
+    "StreamingDataLoader",
+    "StreamingDataset",
     "Tensor",
     "Text",
     "TokensLoader",
@@ -36,6 +41,7 @@ __all__ = [
     "complete_dataset",
     "hookimpl",
     "is_complete_dataset",
+    "litdata_collate",
     "map",
     "merge_datasets",
     "optimize",
@@ -60,6 +66,9 @@ _LAZY = {
     "map": "litdata.processing.map",
     "merge_datasets": "litdata.processing.merge",
     "optimize": "litdata.processing.optimize",
+    "StreamingDataLoader": "litdata.streaming.dataloader",
+    "StreamingDataset": "litdata.streaming.dataset",
+    "litdata_collate": "litdata.streaming.collate",
 }
 
 

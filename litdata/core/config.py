@@ -14,6 +14,8 @@ __all__ = [
     "blocked_plugins",
     "cache_root",
     "plugin_autoload",
+    "posix_fast",
+    "shuffle_window",
 ]
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -35,6 +37,28 @@ def _flag(name: str, default: bool) -> bool:
 def allow_pickle_default() -> bool:
     """Whether pickles may import code without ``allow_pickle`` (``LITDATA_ALLOW_PICKLE``)."""
     return _flag("LITDATA_ALLOW_PICKLE", default=False)
+
+
+def shuffle_window() -> int:
+    """The window of the ``window`` shuffle (``LITDATA_POSIX_SHUFFLE_WINDOW``, default 16)."""
+    raw = os.environ.get("LITDATA_POSIX_SHUFFLE_WINDOW", "16")
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise ValueError(
+            f"Environment variable LITDATA_POSIX_SHUFFLE_WINDOW={raw!r} is not an integer."
+        ) from None
+
+
+def posix_fast() -> bool | None:
+    """Whether shuffled local reads use the ``window`` shuffle (``LITDATA_POSIX_FAST``).
+
+    ``True`` forces it, ``False`` never uses it, ``None`` (unset) detects network and parallel
+    filesystems.
+    """
+    if os.environ.get("LITDATA_POSIX_FAST") is None:
+        return None
+    return _flag("LITDATA_POSIX_FAST", default=False)
 
 
 def cache_root() -> Path:

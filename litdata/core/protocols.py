@@ -151,16 +151,29 @@ class InPlaceStorage(Protocol):
 
 
 class ShuffleStrategy(Protocol):
-    """Orders chunks and the items inside them for one epoch; pure and deterministic."""
+    """Orders chunks and items for one epoch; pure and deterministic in (seed, epoch).
+
+    Chunks are dealt to ranks and workers in ``chunk_order``. With ``whole_chunks`` each worker
+    gets whole chunks in contiguous stripes (for in-place reads of network filesystems), else
+    chunks are split at worker budgets. Each worker then visits its chunks in
+    ``worker_chunk_order``, and the items of a chunk in ``item_order``.
+    """
 
     name: ClassVar[str]
+    whole_chunks: ClassVar[bool]
 
-    def chunk_order(self, chunk_sizes: Sequence[int], seed: int, epoch: int) -> list[int]:
-        """The order in which chunks are dealt to ranks and workers this epoch."""
+    def chunk_order(self, num_chunks: int, seed: int, epoch: int) -> Sequence[int]:
+        """A permutation of ``range(num_chunks)``: the order chunks are dealt in."""
         ...
 
-    def item_order(self, chunk_index: int, num_items: int, seed: int, epoch: int) -> list[int]:
-        """The order in which the items of one chunk are read this epoch."""
+    def worker_chunk_order(
+        self, chunks: Sequence[int], seed: int, epoch: int, worker: int
+    ) -> Sequence[int]:
+        """The order in which one worker visits its chunks (a permutation of ``chunks``)."""
+        ...
+
+    def item_order(self, chunk: int, num_items: int, seed: int, epoch: int) -> Sequence[int]:
+        """A permutation of ``range(num_items)``: the order the items of a chunk are read."""
         ...
 
 

@@ -1,0 +1,1 @@
+"""Built-in shuffle strategies: ``none``, ``full`` and ``window``."""

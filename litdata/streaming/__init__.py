@@ -1,0 +1,1 @@
+"""Streaming datasets into training: the epoch plan, the dataset, the loader and its state."""

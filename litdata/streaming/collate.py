@@ -1,0 +1,44 @@
+"""``litdata_collate``: PyTorch's default collation, with fast paths for common leaves.
+
+Results are exactly what ``torch.utils.data.default_collate`` returns; stacking numpy arrays
+once instead of converting each, and building int/float tensors from Python lists, just makes
+it several times faster on small samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import default_collate
+
+__all__ = ["litdata_collate"]
+
+_NUMERIC = frozenset("biufc")
+
+
+def _leaves(values: list[Any]) -> Any:
+    first = values[0]
+    kind = type(first)
+    if kind is int and all(type(value) is int for value in values):
+        return torch.tensor(values, dtype=torch.int64)
+    if kind is float and all(type(value) is float for value in values):
+        return torch.tensor(values, dtype=torch.float64)
+    if kind is np.ndarray and first.dtype.kind in _NUMERIC:
+        shape, dtype = first.shape, first.dtype
+        if all(type(v) is np.ndarray and v.shape == shape and v.dtype == dtype for v in values):
+            return torch.from_numpy(np.stack(values))
+    if kind in (str, bytes):
+        return values
+    return default_collate(values)
+
+
+def litdata_collate(batch: Sequence[Any]) -> Any:
+    """Collate a list of samples into a batch, as ``default_collate`` does."""
+    samples = list(batch)
+    first = samples[0]
+    if type(first) is dict:
+        return {key: _leaves([sample[key] for sample in samples]) for key in first}
+    return _leaves(samples)

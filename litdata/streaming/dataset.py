@@ -1,0 +1,355 @@
+"""``StreamingDataset``: an optimized dataset as a PyTorch ``IterableDataset`` (and by index)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from torch.utils.data import IterableDataset
+
+from litdata.core import registries
+from litdata.core.index import load_index
+from litdata.core.item_loaders import ItemLoader
+from litdata.core.protocols import Serializer, ShuffleStrategy
+from litdata.core.reader import DatasetReader
+from litdata.core.source import open_local_dataset
+from litdata.streaming import mounts
+from litdata.streaming.distributed import rank_and_world, worker_and_count
+from litdata.streaming.options import cache_budget, check_options
+from litdata.streaming.plan import Segment, Topology, budgets
+from litdata.streaming.regions import Region, RegionIndex
+from litdata.streaming.state import (
+    STATE_VERSION,
+    Run,
+    dataset_identity,
+    plan_with_history,
+    split_consumed,
+    validate_state,
+)
+
+__all__ = ["Envelope", "StreamingDataset"]
+
+logger = logging.getLogger(__name__)
+
+
+class Envelope(NamedTuple):
+    """A batch made by a worker, with who made it (read by ``StreamingDataLoader``)."""
+
+    worker: int
+    samples: int
+    data: Any
+
+
+class StreamingDataset(IterableDataset[Any]):
+    """Stream an optimized dataset: deterministic, sharded across ranks and workers, resumable.
+
+    Iterate it with ``StreamingDataLoader`` (which batches inside the workers and makes
+    ``state_dict()`` exact), or index it: ``ds[i]``, ``ds[a:b]``. Local datasets are
+    memory-mapped in place, never copied or modified.
+
+    Args:
+        input_dir: The dataset directory (written by ``optimize``, or by LitData).
+        cache_dir: Where chunks that cannot be read in place go (compressed ones).
+        item_loader: The item loader the dataset was written with; ``TokensLoader(block_size)``
+            for token datasets.
+        shuffle: ``False``, ``True`` (``full`` shuffle, or ``window`` on network and parallel
+            filesystems), or the name of a shuffle plugin.
+        drop_last: Read only whole batches, the same number on every rank. Defaults to ``True``
+            when training with several processes, ``False`` otherwise.
+        seed: Seeds the shuffles; the same seed and epoch give the same order everywhere.
+        serializers: Extra serializers (your own, or overrides).
+        max_cache_size: Cache budget for downloaded chunks (bytes, ``"50GB"`` or a fraction of
+            free disk); it takes effect with remote storage.
+        max_pre_download: Chunks each worker may fetch ahead (remote storage).
+        index_path: An ``index.json`` (or its directory) to use instead of the dataset's.
+        force_override_state_dict: When resuming, keep this dataset's seed, shuffle and
+            drop_last even if the state dict recorded others (with a warning).
+        num_canonical_nodes: Recorded in the state dict, as LitData does; resuming on another
+            number of nodes or workers is always elastic here.
+        allow_pickle: Let pickled leaves import code (only for datasets you trust).
+    """
+
+    def __init__(  # noqa: PLR0917  # LitData's signature, positional order included
+        self,
+        input_dir: str | os.PathLike[str],
+        cache_dir: str | None = None,
+        item_loader: ItemLoader | None = None,
+        shuffle: bool | str = False,
+        drop_last: bool | None = None,
+        seed: int = 42,
+        serializers: Mapping[str, Serializer] | None = None,
+        max_cache_size: int | float | str | None = None,
+        max_pre_download: int = 2,
+        index_path: str | os.PathLike[str] | None = None,
+        force_override_state_dict: bool = False,
+        num_canonical_nodes: int | None = None,
+        allow_pickle: bool | None = None,
+    ) -> None:
+        super().__init__()
+        check_options(shuffle, drop_last, seed, max_pre_download, num_canonical_nodes)
+        self.max_cache_size = cache_budget(max_cache_size)
+        self.max_pre_download = max_pre_download
+        self.input_dir = os.fspath(input_dir)
+        self.cache_dir = cache_dir
+        if index_path is None:
+            root, index = open_local_dataset(self.input_dir)
+        else:
+            root, index = Path(self.input_dir).absolute(), load_index(index_path)
+        self._reader = DatasetReader(
+            root,
+            serializers=serializers,
+            allow_pickle=allow_pickle,
+            cache_dir=cache_dir,
+            item_loader=item_loader,
+            index=index,
+        )
+        self.item_loader = self._reader.item_loader
+        decoder = self._reader.decoder
+        self._regions = RegionIndex(
+            [
+                Region(position, 0, decoder.items_in_chunk(chunk))
+                for position, chunk in enumerate(index.chunks)
+            ]
+        )
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+        self.seed = seed
+        self.force_override_state_dict = force_override_state_dict
+        self.num_canonical_nodes = num_canonical_nodes
+        self.current_epoch = 1
+        self._batch_size = 1
+        self._num_workers = 1
+        self._collate: Callable[[list[Any]], Any] | None = None
+        self._resume: dict[str, Any] | None = None
+        self._identity = dataset_identity(index, self._regions.regions)
+
+    # -- configuration (StreamingDataLoader calls these) -------------------------------------
+    def set_epoch(self, epoch: int) -> None:
+        """Use ``epoch``'s order (ignored while a loaded state dict is pending)."""
+        if self._resume is None:
+            self.current_epoch = epoch
+
+    def set_shuffle(self, shuffle: bool | str) -> None:
+        """Change ``shuffle``."""
+        check_options(shuffle, self.drop_last, self.seed, self.max_pre_download, None)
+        self.shuffle = shuffle
+
+    def set_drop_last(self, drop_last: bool) -> None:
+        """Change ``drop_last``."""
+        check_options(self.shuffle, drop_last, self.seed, self.max_pre_download, None)
+        self.drop_last = drop_last
+
+    def set_batch_size(self, batch_size: int) -> None:
+        """Plan for batches of ``batch_size`` (every worker's share is whole batches)."""
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self._batch_size = batch_size
+
+    def set_num_workers(self, num_workers: int) -> None:
+        """Plan for ``num_workers`` DataLoader workers (0 means 1: the main process)."""
+        self._num_workers = max(1, num_workers)
+
+    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
+        """Yield batches collated with ``collate`` (inside the workers) instead of samples."""
+        self._collate = collate
+
+    # -- what the dataset is ---------------------------------------------------------------
+    @property
+    def identity(self) -> str:
+        """A fingerprint of the dataset's contents and of the items this view reads."""
+        return self._identity
+
+    @property
+    def strategy(self) -> ShuffleStrategy:
+        """The shuffle strategy ``shuffle`` selects."""
+        if isinstance(self.shuffle, str):
+            return registries.shuffle.create(self.shuffle)
+        if not self.shuffle:
+            return registries.shuffle.create("none")
+        return registries.shuffle.create(
+            "window" if mounts.wants_window(self._reader.root) else "full"
+        )
+
+    def _drop_last(self, world_size: int) -> bool:
+        """``drop_last`` as given, else on when training with several processes."""
+        return self.drop_last if self.drop_last is not None else world_size > 1
+
+    def _topology(self) -> Topology:
+        _, world = rank_and_world()
+        return Topology(world, self._num_workers, self._batch_size)
+
+    def _shares(self, num_workers: int, batch_size: int) -> list[int]:
+        """The items each of this rank's workers reads per epoch."""
+        rank, world = rank_and_world()
+        topology = Topology(world, max(1, num_workers), batch_size)
+        shares = budgets(len(self._regions), topology, self._drop_last(world))
+        return shares[rank * topology.num_workers : (rank + 1) * topology.num_workers]
+
+    def get_len(self, num_workers: int, batch_size: int) -> int:
+        """This rank's number of items per epoch for ``num_workers`` and ``batch_size``."""
+        return sum(self._shares(num_workers, batch_size))
+
+    def num_batches(self, num_workers: int, batch_size: int) -> int:
+        """This rank's number of batches per epoch (each worker makes its own)."""
+        return sum(-(-share // batch_size) for share in self._shares(num_workers, batch_size))
+
+    def __len__(self) -> int:
+        return self.get_len(self._num_workers, self._batch_size)
+
+    # -- random access -----------------------------------------------------------------------
+    def __getitem__(self, index: int | slice) -> Any:
+        count = len(self._regions)
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(count))]
+        if not isinstance(index, int):
+            raise TypeError(
+                f"StreamingDataset indices are ints or slices, not {type(index).__name__}"
+            )
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError(f"Index {index} is out of range for {count} items.")
+        return self._reader.read(*self._regions.locate(index))
+
+    # -- iteration -------------------------------------------------------------------------
+    def _my_segments(self) -> tuple[int, list[Segment]]:
+        rank, world = rank_and_world()
+        worker, workers = worker_and_count()
+        current = Topology(world, workers, self._batch_size)
+        history: list[Run] = []
+        rotation = 0
+        if self._resume is not None:
+            history = [Run.from_json(run) for run in self._resume["history"]]
+            if history and history[-1].topology == current:
+                rotation = int(self._resume.get("next_worker", 0))
+        plan = plan_with_history(
+            [region.size for region in self._regions.regions],
+            history,
+            current,
+            seed=self.seed,
+            epoch=self.current_epoch,
+            drop_last=self._drop_last(world),
+            strategy=self.strategy,
+        )
+        logical = (worker + rotation) % workers
+        return logical, plan[rank * workers + logical]
+
+    def __iter__(self) -> Iterator[Any]:
+        logical, segments = self._my_segments()
+        strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
+        regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
+        collate, batch = self._collate, self._batch_size
+        pending: list[Any] = []
+        for segment in segments:
+            region = regions[segment.region]
+            order = strategy.item_order(segment.region, region.size, seed, epoch)
+            positions = [
+                region.start + p for p in order[segment.offset : segment.offset + segment.count]
+            ]
+            chunk = reader.chunk(region.chunk)
+            if collate is None:
+                for position in positions:
+                    yield read(chunk, position)
+                continue
+            index = 0
+            while index < len(positions):  # a batch may span segments
+                take = batch - len(pending)
+                pending.extend(
+                    [read(chunk, position) for position in positions[index : index + take]]
+                )
+                index += take
+                if len(pending) == batch:
+                    yield Envelope(logical, batch, collate(pending))
+                    pending = []
+        if pending and collate is not None:
+            yield Envelope(logical, len(pending), collate(pending))
+        if worker_and_count()[1] == 1:
+            self._end_of_epoch()
+
+    def _end_of_epoch(self) -> None:
+        self._resume = None
+        self.current_epoch += 1
+
+    def reset_state_dict(self) -> None:
+        """Forget a loaded state dict (the next iteration starts a fresh epoch)."""
+        self._resume = None
+
+    @property
+    def resuming(self) -> bool:
+        """Whether a loaded state dict will shape the next iteration."""
+        return self._resume is not None
+
+    def agreement(self) -> dict[str, Any]:
+        """What every rank must agree on before reading (checked by the loader under DDP)."""
+        return {"length": len(self._regions), **self._settings()}
+
+    # -- resume ----------------------------------------------------------------------------
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "identity": self._identity,
+            "seed": self.seed,
+            "shuffle": self.shuffle,
+            "drop_last": self.drop_last,
+            "item_loader": self.item_loader.state_dict(),
+        }
+
+    def state_dict(
+        self,
+        num_samples_yielded: int,
+        num_workers: int,
+        batch_size: int,
+        samples_per_worker: Sequence[int] | None = None,
+        next_worker: int = 0,
+    ) -> dict[str, Any]:
+        """The state to resume this epoch after ``num_samples_yielded`` samples on this rank.
+
+        Args:
+            num_samples_yielded: Samples this rank's loader yielded this epoch.
+            num_workers: The loader's workers (0 means the main process).
+            batch_size: The loader's batch size.
+            samples_per_worker: What each worker yielded, when known (``StreamingDataLoader``
+                knows); otherwise derived from the DataLoader's round-robin order.
+            next_worker: The worker whose batch the loader would have taken next.
+        """
+        _, world = rank_and_world()
+        topology = Topology(world, max(1, num_workers), batch_size)
+        consumed = (
+            tuple(samples_per_worker)
+            if samples_per_worker is not None
+            else (split_consumed(num_samples_yielded, topology))
+        )
+        history = list(self._resume["history"]) if self._resume is not None else []
+        if history and Run.from_json(history[-1]).topology == topology:
+            previous = Run.from_json(history.pop())  # this run continued that one's workers
+            consumed = tuple(a + b for a, b in zip(previous.consumed, consumed, strict=True))
+        history.append(Run(topology, consumed).to_json())
+        first_world = Run.from_json(history[0]).topology.world_size
+        return {
+            **self._settings(),
+            "num_samples_yielded": num_samples_yielded,
+            "num_workers": topology.num_workers,
+            "batch_size": batch_size,
+            "current_epoch": self.current_epoch,
+            "input_dir_path": str(self._reader.root),
+            "input_dir_url": None,
+            "cache_dir_path": self.cache_dir,
+            "world_size": world,
+            "state_version": STATE_VERSION,
+            "num_canonical_nodes": self.num_canonical_nodes or first_world,
+            "history": history,
+            "next_worker": next_worker,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Resume from ``state`` at the next iteration.
+
+        Raises:
+            ValueError: The state belongs to another dataset, or to other settings (see
+                ``force_override_state_dict``).
+        """
+        validate_state(state, self._settings(), self.force_override_state_dict)
+        self._resume = dict(state)
+        self.current_epoch = int(state["current_epoch"])

@@ -1,0 +1,42 @@
+"""Where this process stands: its rank among the training processes, its DataLoader worker."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+__all__ = ["rank_and_world", "worker_and_count"]
+
+
+def rank_and_world() -> tuple[int, int]:
+    """This process's ``(rank, world size)`` among the training processes.
+
+    From ``torch.distributed`` when it is initialised, else from the ``RANK`` (or
+    ``GLOBAL_RANK``) and ``WORLD_SIZE`` environment variables, else ``(0, 1)``.
+
+    Raises:
+        ValueError: The environment variables are not integers or are inconsistent.
+    """
+    dist: Any = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    raw_world = os.environ.get("WORLD_SIZE", "1")
+    raw_rank = os.environ.get("RANK", os.environ.get("GLOBAL_RANK", "0"))
+    try:
+        world, rank = int(raw_world), int(raw_rank)
+    except ValueError:
+        raise ValueError(
+            f"WORLD_SIZE={raw_world!r} and RANK={raw_rank!r} must be integers."
+        ) from None
+    if world < 1 or not 0 <= rank < world:
+        raise ValueError(f"RANK={rank} is not a rank of WORLD_SIZE={world}.")
+    return rank, world
+
+
+def worker_and_count() -> tuple[int, int]:
+    """``(worker id, number of workers)`` inside a DataLoader worker, else ``(0, 1)``."""
+    from torch.utils.data import get_worker_info
+
+    info = get_worker_info()
+    return (0, 1) if info is None else (info.id, info.num_workers)

@@ -1,0 +1,149 @@
+"""Resume state: what a dataset records in ``state_dict()`` and how a resumed epoch is planned.
+
+The state is LitData's (so the keys users look at are there) plus a *history* of this epoch:
+for each run that checkpointed it, the topology it ran with and how many items each of its
+workers had consumed. Replaying the history on the epoch's first plan gives the items left;
+the last run's workers continue them when the topology is unchanged (the next batch is exactly
+the one that would have come), otherwise they are dealt to the new workers (elastic resume).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from litdata.core.errors import LitdataWarning
+from litdata.core.index import DatasetIndex
+from litdata.core.protocols import ShuffleStrategy
+from litdata.streaming.plan import Plan, Topology, epoch_plan, redistribute, skip
+from litdata.streaming.regions import Region
+
+__all__ = [
+    "STATE_VERSION",
+    "Run",
+    "dataset_identity",
+    "plan_with_history",
+    "split_consumed",
+    "validate_state",
+]
+
+STATE_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of an epoch: its topology and the items each of its workers consumed."""
+
+    topology: Topology
+    consumed: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as stored in a state dict."""
+        return {
+            "world_size": self.topology.world_size,
+            "num_workers": self.topology.num_workers,
+            "batch_size": self.topology.batch_size,
+            "consumed": list(self.consumed),
+        }
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Run:
+        """Parse a stored run."""
+        topology = Topology(int(raw["world_size"]), int(raw["num_workers"]), int(raw["batch_size"]))
+        return cls(topology, tuple(int(count) for count in raw["consumed"]))
+
+
+def dataset_identity(index: DatasetIndex, regions: Sequence[Region]) -> str:
+    """A fingerprint of the dataset's contents and of the items this view reads."""
+    content = {
+        "config": index.config.core(),
+        "chunks": [[c.filename, c.chunk_size, c.chunk_bytes, c.checksum] for c in index.chunks],
+        "regions": [[r.chunk, r.start, r.end] for r in regions],
+    }
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def split_consumed(samples: int, topology: Topology) -> tuple[int, ...]:
+    """How ``samples`` yielded on a rank were spread over its workers by the DataLoader.
+
+    Whole rounds of one batch per worker first; then one batch each, in turn, from worker 0;
+    a final partial batch goes to the worker whose turn came next.
+    """
+    workers, batch = topology.num_workers, topology.batch_size
+    rounds, rest = divmod(samples, workers * batch)
+    counts = [rounds * batch] * workers
+    worker = 0
+    while rest:
+        take = min(batch, rest)
+        counts[worker] += take
+        rest -= take
+        worker += 1
+    return tuple(counts)
+
+
+def plan_with_history(
+    sizes: Sequence[int],
+    history: Sequence[Run],
+    current: Topology,
+    *,
+    seed: int,
+    epoch: int,
+    drop_last: bool,
+    strategy: ShuffleStrategy,
+) -> Plan:
+    """The plan of the rest of an epoch that ``history`` has partly consumed.
+
+    Without history this is the epoch's fresh plan for ``current``.
+    """
+    first = history[0].topology if history else current
+    plan = epoch_plan(sizes, first, seed=seed, epoch=epoch, drop_last=drop_last, strategy=strategy)
+    for step, run in enumerate(history):
+        workers = run.topology.num_workers
+        plan = [skip(segments, run.consumed[g % workers]) for g, segments in enumerate(plan)]
+        following = history[step + 1].topology if step + 1 < len(history) else current
+        if following != run.topology:
+            plan = redistribute(plan, following, drop_last)
+    return plan
+
+
+_CHECKED = ("seed", "shuffle", "drop_last", "item_loader")
+
+
+def validate_state(state: Mapping[str, Any], current: Mapping[str, Any], force: bool) -> None:
+    """Check that a state dict can resume this dataset.
+
+    Args:
+        state: The saved dataset state.
+        current: The same keys for this dataset (``identity``, ``seed``, ``shuffle``...).
+        force: ``force_override_state_dict``: differing settings only warn, this dataset's win.
+
+    Raises:
+        ValueError: The dataset's contents differ (never overridable), or a setting differs
+            and ``force`` is false.
+    """
+    if state.get("identity") not in (None, current["identity"]):
+        raise ValueError(
+            "This state_dict was saved while reading a different dataset (or a different "
+            "subset of it): its contents changed since. Resume with the dataset it was saved "
+            "with, or start a new epoch without load_state_dict()."
+        )
+    for key in _CHECKED:
+        if key in state and state[key] != current[key]:
+            message = (
+                f"The state_dict was saved with {key}={state[key]!r}, but the dataset "
+                f"has {key}={current[key]!r}."
+            )
+            if not force:
+                raise ValueError(
+                    f"{message} Resume with the same setting, or pass "
+                    f"force_override_state_dict=True to keep the new one."
+                )
+            warnings.warn(
+                f"{message} Keeping {current[key]!r} (force_override_state_dict).",
+                LitdataWarning,
+                stacklevel=3,
+            )

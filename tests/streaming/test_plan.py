@@ -1,0 +1,137 @@
+"""The epoch plan is a pure function: checked exhaustively here, without processes."""
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from litdata.plugins.shuffle.full import FullShuffle
+from litdata.plugins.shuffle.none import NoShuffle
+from litdata.plugins.shuffle.window import WindowShuffle
+from litdata.streaming.plan import Topology, budgets, epoch_plan, redistribute, skip
+
+STRATEGIES = {"none": NoShuffle(), "full": FullShuffle(), "window": WindowShuffle(4)}
+
+
+def items(plan, sizes, strategy, seed=0, epoch=1):
+    """Every (region, item) each worker reads, in order."""
+    out = []
+    for segments in plan:
+        worker = []
+        for s in segments:
+            order = strategy.item_order(s.region, sizes[s.region], seed, epoch)
+            worker.extend((s.region, order[i]) for i in range(s.offset, s.offset + s.count))
+        out.append(worker)
+    return out
+
+
+topologies = st.builds(Topology, st.integers(1, 4), st.integers(1, 4), st.integers(1, 8))
+datasets = st.lists(st.integers(0, 40), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(datasets, topologies, st.sampled_from(sorted(STRATEGIES)), st.booleans(), st.integers(0, 5))
+def test_disjoint_and_complete(sizes, topology, name, drop_last, seed):
+    strategy = STRATEGIES[name]
+    plan = epoch_plan(sizes, topology, seed=seed, epoch=1, drop_last=drop_last, strategy=strategy)
+    assert len(plan) == topology.total_workers
+    read = [item for worker in items(plan, sizes, strategy, seed) for item in worker]
+    counts = Counter(read)
+    assert all(count == 1 for count in counts.values()), "an item is read twice"
+    everything = {(region, i) for region, size in enumerate(sizes) for i in range(size)}
+    assert set(read) <= everything
+    total = sum(sizes)
+    if not drop_last:
+        assert set(read) == everything
+    elif not strategy.whole_chunks:
+        per_rank = total // topology.batch_size // topology.world_size
+        assert len(read) == per_rank * topology.batch_size * topology.world_size
+    if drop_last:  # ranks in lockstep: the same number of items each, in whole batches
+        per_rank = [
+            sum(
+                sum(s.count for s in plan[r * topology.num_workers + w])
+                for w in range(topology.num_workers)
+            )
+            for r in range(topology.world_size)
+        ]
+        assert len(set(per_rank)) == 1
+        for segments in plan:
+            assert sum(s.count for s in segments) % topology.batch_size == 0
+
+
+@given(datasets, topologies, st.integers(0, 9), st.integers(1, 5))
+def test_same_seed_and_epoch_same_order(sizes, topology, seed, epoch):
+    strategy = FullShuffle()
+    first = epoch_plan(sizes, topology, seed=seed, epoch=epoch, drop_last=False, strategy=strategy)
+    again = epoch_plan(sizes, topology, seed=seed, epoch=epoch, drop_last=False, strategy=strategy)
+    assert items(first, sizes, strategy, seed, epoch) == items(again, sizes, strategy, seed, epoch)
+
+
+@pytest.mark.parametrize("name", ["full", "window"])
+def test_next_epoch_is_a_different_order(name):
+    strategy, sizes, topology = STRATEGIES[name], [50] * 20, Topology(2, 2, 4)
+    one = items(
+        epoch_plan(sizes, topology, seed=3, epoch=1, drop_last=False, strategy=strategy),
+        sizes,
+        strategy,
+        3,
+        1,
+    )
+    two = items(
+        epoch_plan(sizes, topology, seed=3, epoch=2, drop_last=False, strategy=strategy),
+        sizes,
+        strategy,
+        3,
+        2,
+    )
+    assert one != two
+    assert sorted(sum(one, [])) == sorted(sum(two, []))
+
+
+def test_no_shuffle_is_litdatas_example():
+    # 101 items in chunks of 10, two ranks, one worker each, batch 1
+    plan = epoch_plan(
+        [10] * 10 + [1], Topology(2, 1, 1), seed=0, epoch=1, drop_last=False, strategy=NoShuffle()
+    )
+    flat = [
+        [r * 10 + i for s in w for r in [s.region] for i in range(s.offset, s.offset + s.count)]
+        for w in plan
+    ]
+    assert flat[0] == list(range(50))
+    assert flat[1] == list(range(50, 101))
+    assert budgets(101, Topology(2, 1, 1), drop_last=True) == [50, 50]
+
+
+def test_window_shuffle_keeps_whole_chunks_in_stripes():
+    sizes = [10] * 8
+    plan = epoch_plan(
+        sizes, Topology(1, 2, 1), seed=0, epoch=1, drop_last=False, strategy=WindowShuffle(2)
+    )
+    assert all(s.offset == 0 and s.count == 10 for w in plan for s in w)
+    assert sorted(s.region for s in plan[0]) == [0, 1, 2, 3]
+    assert sorted(s.region for s in plan[1]) == [4, 5, 6, 7]
+
+
+@settings(max_examples=200, deadline=None)
+@given(datasets, topologies, topologies, st.booleans(), st.data())
+def test_redistributed_remainder_is_exactly_the_unseen_items(sizes, old, new, drop_last, data):
+    strategy = FullShuffle()
+    plan = epoch_plan(sizes, old, seed=1, epoch=1, drop_last=False, strategy=strategy)
+    consumed = [data.draw(st.integers(0, sum(s.count for s in w))) for w in plan]
+    seen = [
+        item
+        for w, c in zip(items(plan, sizes, strategy, 1), consumed, strict=True)
+        for item in w[:c]
+    ]
+    left = [skip(w, c) for w, c in zip(plan, consumed, strict=True)]
+    unseen = Counter(item for w in items(left, sizes, strategy, 1) for item in w)
+    new_plan = redistribute(left, new, drop_last)
+    after = Counter(item for w in items(new_plan, sizes, strategy, 1) for item in w)
+    assert not set(seen) & set(after)
+    assert all(count == 1 for count in after.values())
+    assert set(after) <= set(unseen)
+    if not drop_last:
+        assert after == unseen
+    else:
+        assert sum(unseen.values()) - sum(after.values()) < new.world_size * new.batch_size
