@@ -8,6 +8,7 @@ module is imported the first time the plugin is used, and validated then.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import threading
 from collections.abc import Iterator
@@ -63,6 +64,12 @@ class PluginInfo:
         return f"{self.distribution} {self.version}"
 
 
+@functools.cache
+def _installed_entry_points() -> metadata.EntryPoints:
+    """Every installed entry point, read once for all registries (reading is slow)."""
+    return metadata.entry_points()
+
+
 def _target_of(obj: Any) -> str:
     module = getattr(obj, "__module__", type(obj).__module__)
     return f"{module}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
@@ -93,7 +100,7 @@ class Registry(Generic[T]):
             if self._entry_points is None:
                 found: dict[str, list[metadata.EntryPoint]] = {}
                 seen: set[tuple[str, str, str]] = set()
-                for entry_point in metadata.entry_points(group=self.group):
+                for entry_point in _installed_entry_points().select(group=self.group):
                     dist = entry_point.dist.name if entry_point.dist else "?"
                     key = (entry_point.name, entry_point.value, dist)
                     if key not in seen:  # the same distribution seen twice on sys.path
@@ -108,6 +115,7 @@ class Registry(Generic[T]):
             self._entry_points = None
             self._loaded.clear()
             importlib.invalidate_caches()
+            _installed_entry_points.cache_clear()
 
     def names(self) -> list[str]:
         """Every known name, sorted. Imports no plugin."""

@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader
 
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.dataset import Envelope, StreamingDataset
+from litdata.streaming.transport import unpack
 
 __all__ = ["StreamingDataLoader"]
 
@@ -105,7 +106,7 @@ class StreamingDataLoader(DataLoader[Any]):
                 raise TypeError("StreamingDataLoader's dataset must yield batches (Envelopes).")
             self._per_worker[envelope.worker] += envelope.samples
             self._latest_worker = envelope.worker
-            yield envelope.data
+            yield unpack(envelope.data)
         dataset.reset_state_dict()
 
     def state_dict(self) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from litdata.streaming.state import (
     split_consumed,
     validate_state,
 )
+from litdata.streaming.transport import pack
 
 __all__ = ["Envelope", "StreamingDataset"]
 
@@ -242,6 +243,8 @@ class StreamingDataset(IterableDataset[Any]):
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
         collate, batch = self._collate, self._batch_size
+        if collate is not None and _in_worker():  # batches leave this process: pack them
+            collate = _packing(collate)
         pending: list[Any] = []
         for segment in segments:
             region = regions[segment.region]
@@ -353,3 +356,14 @@ class StreamingDataset(IterableDataset[Any]):
         validate_state(state, self._settings(), self.force_override_state_dict)
         self._resume = dict(state)
         self.current_epoch = int(state["current_epoch"])
+
+
+def _in_worker() -> bool:
+    from torch.utils.data import get_worker_info
+
+    return get_worker_info() is not None
+
+
+def _packing(collate: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """``collate``, then ``pack``."""
+    return lambda samples: pack(collate(samples))
