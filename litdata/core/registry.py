@@ -65,9 +65,9 @@ class PluginInfo:
 
 
 @functools.cache
-def _installed_entry_points() -> metadata.EntryPoints:
+def _installed_entry_points() -> tuple[metadata.EntryPoint, ...]:
     """Every installed entry point, read once for all registries (reading is slow)."""
-    return metadata.entry_points()
+    return tuple(ep for dist in metadata.distributions() for ep in dist.entry_points)
 
 
 def _target_of(obj: Any) -> str:
@@ -100,7 +100,8 @@ class Registry(Generic[T]):
             if self._entry_points is None:
                 found: dict[str, list[metadata.EntryPoint]] = {}
                 seen: set[tuple[str, str, str]] = set()
-                for entry_point in _installed_entry_points().select(group=self.group):
+                group = (ep for ep in _installed_entry_points() if ep.group == self.group)
+                for entry_point in group:
                     dist = entry_point.dist.name if entry_point.dist else "?"
                     key = (entry_point.name, entry_point.value, dist)
                     if key not in seen:  # the same distribution seen twice on sys.path
