@@ -86,7 +86,7 @@ def test_next_epoch_is_a_different_order(name):
         2,
     )
     assert one != two
-    assert sorted(sum(one, [])) == sorted(sum(two, []))
+    assert sorted(i for w in one for i in w) == sorted(i for w in two for i in w)
 
 
 def test_no_shuffle_is_litdatas_example():

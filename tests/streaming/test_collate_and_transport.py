@@ -1,0 +1,57 @@
+from collections import namedtuple
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import default_collate
+
+from litdata import litdata_collate
+from litdata.streaming.transport import TensorPayload, pack, unpack
+
+Pair = namedtuple("Pair", "a b")
+
+BATCHES = [
+    [
+        {"i": 1, "f": 0.5, "a": np.ones(3, np.float32), "s": "x", "b": b"y"},
+        {"i": 2, "f": 1.5, "a": np.zeros(3, np.float32), "s": "z", "b": b"w"},
+    ],
+    [np.ones((2, 2)), np.zeros((2, 2))],
+    [torch.ones(3), torch.zeros(3)],
+    [1, 2, 3],
+    [True, False],
+    [Pair(1, "x"), Pair(2, "y")],
+    [{"nested": {"k": 1}}, {"nested": {"k": 2}}],
+    [np.int64(3), np.int64(4)],
+    [(1, 2.0), (3, 4.0)],
+]
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return a == b
+
+
+@pytest.mark.parametrize("batch", BATCHES, ids=lambda b: type(b[0]).__name__)
+def test_litdata_collate_equals_default_collate(batch):
+    assert _same(litdata_collate(batch), default_collate(batch))
+
+
+def test_pack_sends_small_tensors_as_arrays_and_unpack_restores_them():
+    batch = {
+        "small": torch.arange(10),
+        "big": torch.zeros(1 << 19),
+        "list": [torch.ones(2)],
+        "other": "x",
+        "bf16": torch.ones(2, dtype=torch.bfloat16),
+    }
+    packed = pack(batch)
+    assert isinstance(packed["small"], TensorPayload)
+    assert isinstance(packed["list"][0], TensorPayload)
+    assert isinstance(packed["big"], torch.Tensor)
+    assert isinstance(packed["bf16"], torch.Tensor)
+    assert _same(unpack(packed), batch)
