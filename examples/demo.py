@@ -65,6 +65,14 @@ def main() -> None:
         assert labels == sorted(i % 10 for i in range(NUM_SAMPLES)), "read back the wrong labels"
         print(f"  read all {len(reader)} samples in random order (JPEGs decoded) in "
               f"{seconds:.2f} s ({len(reader) / seconds:,.0f} samples/s); every label checked")
+        start = time.perf_counter()
+        dataset = ld.StreamingDataset(output, shuffle=True)
+        loader = ld.StreamingDataLoader(dataset, batch_size=64, num_workers=2)
+        streamed = sum(len(batch["label"]) for batch in loader)
+        seconds = time.perf_counter() - start
+        assert streamed == NUM_SAMPLES, "the loader did not deliver every sample once"
+        print(f"  streamed one shuffled epoch with 2 workers (JPEGs decoded, batches of 64) in "
+              f"{seconds:.2f} s ({streamed / seconds:,.0f} samples/s)")
         print(f"  litdata verify {output.name}:", end=" ", flush=True)
         verify(["verify", str(output), "--quiet"])
     finally:
