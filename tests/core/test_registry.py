@@ -1,6 +1,6 @@
 import subprocess
-import uuid
 import sys
+import uuid
 
 import pytest
 
