@@ -21,16 +21,21 @@ if TYPE_CHECKING:
     from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
     from litdata.processing.optimize import optimize
     from litdata.streaming.collate import litdata_collate
+    from litdata.streaming.combined import CombinedStreamingDataset
     from litdata.streaming.dataloader import StreamingDataLoader
     from litdata.streaming.dataset import StreamingDataset
+    from litdata.streaming.parallel import ParallelStreamingDataset
+    from litdata.streaming.split import train_test_split
     from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
 
 __all__ = [
     "ChunkWriter",
+    "CombinedStreamingDataset",
     "DatasetReader",
     "File",
     "Image",
     "Jpeg",
+    "ParallelStreamingDataset",
     "Pil",
     "StreamingDataLoader",
     "StreamingDataset",
@@ -46,6 +51,7 @@ __all__ = [
     "merge_datasets",
     "optimize",
     "register_namedtuple",
+    "train_test_split",
     "write_dataset",
 ]
 
@@ -69,6 +75,9 @@ _LAZY = {
     "StreamingDataLoader": "litdata.streaming.dataloader",
     "StreamingDataset": "litdata.streaming.dataset",
     "litdata_collate": "litdata.streaming.collate",
+    "CombinedStreamingDataset": "litdata.streaming.combined",
+    "ParallelStreamingDataset": "litdata.streaming.parallel",
+    "train_test_split": "litdata.streaming.split",
 }
 
 

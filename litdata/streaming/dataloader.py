@@ -1,24 +1,82 @@
 """``StreamingDataLoader``: a ``DataLoader`` whose position in the epoch can be saved and resumed.
 
 Batches are made inside the workers (each worker reads whole batches of its own items), so
-the loader knows exactly how many samples each worker has delivered; ``state_dict()`` records
-that, and ``load_state_dict()`` makes the next batch exactly the one that would have come, or
-with another number of workers or processes, exactly the items not seen yet.
+the loader knows exactly how many samples of each dataset every worker has delivered;
+``state_dict()`` records that, and ``load_state_dict()`` makes the next batch exactly the one
+that would have come, or with another number of workers or processes, exactly the items not
+seen yet.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
 
+from litdata.streaming.batching import Envelope
 from litdata.streaming.collate import litdata_collate
-from litdata.streaming.dataset import Envelope, StreamingDataset
 from litdata.streaming.transport import unpack
 
-__all__ = ["StreamingDataLoader"]
+__all__ = ["Streamable", "StreamingDataLoader"]
+
+
+class Streamable(Protocol):
+    """What ``StreamingDataLoader`` needs of a dataset (StreamingDataset, Combined, Parallel)."""
+
+    resuming: bool
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use ``epoch``'s order."""
+        ...
+
+    def set_shuffle(self, shuffle: bool) -> None:
+        """Change shuffling."""
+        ...
+
+    def set_drop_last(self, drop_last: bool) -> None:
+        """Change ``drop_last``."""
+        ...
+
+    def set_batch_size(self, batch_size: int) -> None:
+        """Plan for this batch size."""
+        ...
+
+    def set_num_workers(self, num_workers: int) -> None:
+        """Plan for this many workers."""
+        ...
+
+    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
+        """Yield ``Envelope`` batches made with ``collate``."""
+        ...
+
+    def num_batches(self, num_workers: int, batch_size: int) -> int:
+        """Batches per epoch on this rank."""
+        ...
+
+    def agreement(self) -> dict[str, Any]:
+        """What every rank must agree on."""
+        ...
+
+    def reset_state_dict(self) -> None:
+        """Forget a loaded state."""
+        ...
+
+    def loader_state(
+        self,
+        counts: Sequence[Sequence[int]],
+        num_workers: int,
+        batch_size: int,
+        next_worker: int,
+        batches_per_worker: Sequence[int],
+    ) -> dict[str, Any]:
+        """The dataset's part of the loader's state dict."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Resume from the dataset's part of a state dict."""
+        ...
 
 
 def _unwrap_nothing(envelope: Any) -> Any:
@@ -26,11 +84,20 @@ def _unwrap_nothing(envelope: Any) -> Any:
     return envelope
 
 
+def _streamable_types() -> tuple[type, ...]:
+    from litdata.streaming.combined import CombinedStreamingDataset
+    from litdata.streaming.dataset import StreamingDataset
+    from litdata.streaming.parallel import ParallelStreamingDataset
+
+    return StreamingDataset, CombinedStreamingDataset, ParallelStreamingDataset
+
+
 class StreamingDataLoader(DataLoader[Any]):
-    """A ``torch.utils.data.DataLoader`` for ``StreamingDataset``, with ``state_dict()``.
+    """A ``torch.utils.data.DataLoader`` for streaming datasets, with ``state_dict()``.
 
     Args:
-        dataset: The dataset.
+        dataset: A ``StreamingDataset``, ``CombinedStreamingDataset`` or
+            ``ParallelStreamingDataset``.
         batch_size: Samples per batch.
         num_workers: Worker processes (0: read in this process).
         shuffle: Overrides the dataset's ``shuffle`` when given.
@@ -43,7 +110,7 @@ class StreamingDataLoader(DataLoader[Any]):
 
     def __init__(
         self,
-        dataset: StreamingDataset,
+        dataset: Streamable,
         *args: Any,
         batch_size: int = 1,
         num_workers: int = 0,
@@ -52,10 +119,11 @@ class StreamingDataLoader(DataLoader[Any]):
         collate_fn: Callable[[list[Any]], Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(dataset, StreamingDataset):
+        if not isinstance(dataset, _streamable_types()):
             raise RuntimeError(
-                f"StreamingDataLoader reads a StreamingDataset, got {type(dataset).__name__}. "
-                f"Use torch.utils.data.DataLoader for other datasets."
+                f"StreamingDataLoader reads a StreamingDataset, CombinedStreamingDataset or "
+                f"ParallelStreamingDataset, got {type(dataset).__name__}. Use "
+                f"torch.utils.data.DataLoader for other datasets."
             )
         if kwargs.get("persistent_workers"):
             raise ValueError(
@@ -75,54 +143,75 @@ class StreamingDataLoader(DataLoader[Any]):
         self.current_epoch = 0
         self._restoring = False
         self._base_samples = 0
-        self._per_worker = [0] * max(1, num_workers)
+        self._counts: list[list[int]] = []
+        self._batches: list[int] = []
         self._latest_worker = -1
+        iterable: Any = dataset  # an IterableDataset; Streamable says what else it does
         super().__init__(
-            dataset, batch_size=None, num_workers=num_workers, collate_fn=_unwrap_nothing, **kwargs
+            iterable,
+            batch_size=None,
+            num_workers=num_workers,
+            collate_fn=_unwrap_nothing,
+            **kwargs,
         )
 
+    @property
+    def _streamable(self) -> Streamable:
+        return self.dataset  # type: ignore[return-value]
+
+    @property
+    def _num_datasets(self) -> int:
+        return len(getattr(self.dataset, "datasets", [self.dataset]))
+
     def __len__(self) -> int:
-        dataset: StreamingDataset = self.dataset  # type: ignore[assignment]
-        return dataset.num_batches(self.num_workers, self.samples_per_batch)
+        return self._streamable.num_batches(self.num_workers, self.samples_per_batch)
 
     @property
     def num_samples_yielded(self) -> int:
         """Samples this loader has delivered in the current epoch (on this rank)."""
-        return self._base_samples + sum(self._per_worker)
+        return self._base_samples + sum(sum(counts) for counts in self._counts)
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]  # yields unwrapped batches
-        dataset: StreamingDataset = self.dataset  # type: ignore[assignment]
+        dataset = self._streamable
         if not (self._restoring and dataset.resuming):
             self.current_epoch += 1
             dataset.reset_state_dict()
             dataset.set_epoch(self.current_epoch)
             self._base_samples = 0
         self._restoring = False
-        self._per_worker = [0] * max(1, self.num_workers)
+        self._counts = []
+        workers = max(1, self.num_workers)
+        self._batches = [0] * workers
         self._latest_worker = -1
         _check_ranks_agree(dataset)
         for envelope in super().__iter__():
             if not isinstance(envelope, Envelope):
-                raise TypeError("StreamingDataLoader's dataset must yield batches (Envelopes).")
-            self._per_worker[envelope.worker] += envelope.samples
+                raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
+            if not self._counts:
+                self._counts = [[0] * len(envelope.counts) for _ in range(workers)]
+            self._batches[envelope.worker] += 1
+            counts = self._counts[envelope.worker]
+            for position, count in enumerate(envelope.counts):
+                counts[position] += count
             self._latest_worker = envelope.worker
             yield unpack(envelope.data)
         dataset.reset_state_dict()
 
     def state_dict(self) -> dict[str, Any]:
         """Where this epoch stands; pass it to ``load_state_dict`` to continue from here."""
-        dataset: StreamingDataset = self.dataset  # type: ignore[assignment]
         workers = max(1, self.num_workers)
+        counts = self._counts or [[0] * self._num_datasets for _ in range(workers)]
         return {
-            "dataset": dataset.state_dict(
-                self.num_samples_yielded,
+            "dataset": self._streamable.loader_state(
+                counts,
                 self.num_workers,
                 self.samples_per_batch,
-                samples_per_worker=self._per_worker,
-                next_worker=(self._latest_worker + 1) % workers,
+                (self._latest_worker + 1) % workers,
+                self._batches or [0] * workers,
             ),
             "current_epoch": self.current_epoch,
             "num_samples_yielded": self.num_samples_yielded,
+            "num_samples_per_worker": {worker: list(c) for worker, c in enumerate(counts)},
             "latest_worker_idx": self._latest_worker,
         }
 
@@ -131,22 +220,22 @@ class StreamingDataLoader(DataLoader[Any]):
 
         Raises:
             ValueError: The state belongs to another dataset or other settings, or it records
-                more samples than an epoch has.
+                more samples than the dataset has.
         """
-        dataset: StreamingDataset = self.dataset  # type: ignore[assignment]
         samples = int(state["num_samples_yielded"])
-        if samples > dataset.agreement()["length"]:
+        length = self._streamable.agreement()["length"]
+        if samples > length:
             raise ValueError(
                 f"The state records {samples} samples yielded, more than this dataset has "
-                f"({dataset.agreement()['length']}): it belongs to another dataset."
+                f"({length}): it belongs to another dataset."
             )
-        dataset.load_state_dict(state["dataset"])
+        self._streamable.load_state_dict(state["dataset"])
         self.current_epoch = int(state["current_epoch"])
         self._base_samples = samples
         self._restoring = True
 
 
-def _check_ranks_agree(dataset: StreamingDataset) -> None:
+def _check_ranks_agree(dataset: Streamable) -> None:
     """Under DDP, check before the first batch that every rank reads the same dataset."""
     dist: Any = sys.modules.get("torch.distributed")
     if dist is None or not dist.is_available() or not dist.is_initialized():

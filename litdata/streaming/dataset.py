@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from torch.utils.data import IterableDataset
 
@@ -17,8 +18,9 @@ from litdata.core.protocols import Serializer, ShuffleStrategy
 from litdata.core.reader import DatasetReader
 from litdata.core.source import open_local_dataset
 from litdata.streaming import mounts
-from litdata.streaming.distributed import rank_and_world, worker_and_count
-from litdata.streaming.options import cache_budget, check_options
+from litdata.streaming.batching import batches, in_worker
+from litdata.streaming.distributed import logical_worker, rank_and_world
+from litdata.streaming.options import cache_budget, check_options, check_transforms
 from litdata.streaming.plan import Segment, Topology, budgets
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.state import (
@@ -29,19 +31,13 @@ from litdata.streaming.state import (
     split_consumed,
     validate_state,
 )
-from litdata.streaming.transport import pack
+from litdata.streaming.subsets import subsample_regions, subset_regions
 
-__all__ = ["Envelope", "StreamingDataset"]
+__all__ = ["StreamingDataset"]
 
 logger = logging.getLogger(__name__)
 
-
-class Envelope(NamedTuple):
-    """A batch made by a worker, with who made it (read by ``StreamingDataLoader``)."""
-
-    worker: int
-    samples: int
-    data: Any
+_RUN = 256  # items decoded at a time when a worker reads a segment
 
 
 class StreamingDataset(IterableDataset[Any]):
@@ -64,16 +60,19 @@ class StreamingDataset(IterableDataset[Any]):
         serializers: Extra serializers (your own, or overrides).
         max_cache_size: Cache budget for downloaded chunks (bytes, ``"50GB"`` or a fraction of
             free disk); it takes effect with remote storage.
+        subsample: Read this fraction of the items (``0.1``), or upsample (``2.5``: two whole
+            copies and half of a third), a float.
         max_pre_download: Chunks each worker may fetch ahead (remote storage).
         index_path: An ``index.json`` (or its directory) to use instead of the dataset's.
         force_override_state_dict: When resuming, keep this dataset's seed, shuffle and
             drop_last even if the state dict recorded others (with a warning).
+        transform: A function (or list of functions, applied in order) of each sample.
         num_canonical_nodes: Recorded in the state dict, as LitData does; resuming on another
             number of nodes or workers is always elastic here.
         allow_pickle: Let pickled leaves import code (only for datasets you trust).
     """
 
-    def __init__(  # noqa: PLR0917  # LitData's signature, positional order included
+    def __init__(  # noqa: PLR0917  # LitData's first positional arguments
         self,
         input_dir: str | os.PathLike[str],
         cache_dir: str | None = None,
@@ -81,16 +80,20 @@ class StreamingDataset(IterableDataset[Any]):
         shuffle: bool | str = False,
         drop_last: bool | None = None,
         seed: int = 42,
+        *,
         serializers: Mapping[str, Serializer] | None = None,
         max_cache_size: int | float | str | None = None,
+        subsample: float = 1.0,
         max_pre_download: int = 2,
         index_path: str | os.PathLike[str] | None = None,
         force_override_state_dict: bool = False,
+        transform: Callable[[Any], Any] | Sequence[Callable[[Any], Any]] | None = None,
         num_canonical_nodes: int | None = None,
         allow_pickle: bool | None = None,
     ) -> None:
         super().__init__()
         check_options(shuffle, drop_last, seed, max_pre_download, num_canonical_nodes)
+        self.transforms = check_transforms(transform)
         self.max_cache_size = cache_budget(max_cache_size)
         self.max_pre_download = max_pre_download
         self.input_dir = os.fspath(input_dir)
@@ -109,12 +112,12 @@ class StreamingDataset(IterableDataset[Any]):
         )
         self.item_loader = self._reader.item_loader
         decoder = self._reader.decoder
-        self._regions = RegionIndex(
-            [
-                Region(position, 0, decoder.items_in_chunk(chunk))
-                for position, chunk in enumerate(index.chunks)
-            ]
-        )
+        regions = [
+            Region(position, 0, decoder.items_in_chunk(chunk))
+            for position, chunk in enumerate(index.chunks)
+        ]
+        if subsample != 1.0 or not isinstance(subsample, float):
+            regions = subsample_regions(regions, subsample, seed, bool(shuffle))
         self.shuffle = shuffle
         self.drop_last = drop_last
         self.seed = seed
@@ -125,7 +128,11 @@ class StreamingDataset(IterableDataset[Any]):
         self._num_workers = 1
         self._collate: Callable[[list[Any]], Any] | None = None
         self._resume: dict[str, Any] | None = None
-        self._identity = dataset_identity(index, self._regions.regions)
+        self._set_regions(regions)
+
+    def _set_regions(self, regions: Sequence[Region]) -> None:
+        self._regions = RegionIndex(regions)
+        self._identity = dataset_identity(self._reader.index, self._regions.regions)
 
     # -- configuration (StreamingDataLoader calls these) -------------------------------------
     def set_epoch(self, epoch: int) -> None:
@@ -164,118 +171,135 @@ class StreamingDataset(IterableDataset[Any]):
         return self._identity
 
     @property
+    def regions(self) -> list[Region]:
+        """The items this dataset reads, as regions of chunks."""
+        return self._regions.regions
+
+    @property
     def strategy(self) -> ShuffleStrategy:
         """The shuffle strategy ``shuffle`` selects."""
         if isinstance(self.shuffle, str):
             return registries.shuffle.create(self.shuffle)
         if not self.shuffle:
             return registries.shuffle.create("none")
-        return registries.shuffle.create(
-            "window" if mounts.wants_window(self._reader.root) else "full"
-        )
+        window = mounts.wants_window(self._reader.root)
+        return registries.shuffle.create("window" if window else "full")
 
-    def _drop_last(self, world_size: int) -> bool:
+    def drop_last_for(self, world_size: int) -> bool:
         """``drop_last`` as given, else on when training with several processes."""
         return self.drop_last if self.drop_last is not None else world_size > 1
 
-    def _topology(self) -> Topology:
-        _, world = rank_and_world()
-        return Topology(world, self._num_workers, self._batch_size)
-
-    def _shares(self, num_workers: int, batch_size: int) -> list[int]:
+    def shares(self, num_workers: int, batch_size: int) -> list[int]:
         """The items each of this rank's workers reads per epoch."""
         rank, world = rank_and_world()
         topology = Topology(world, max(1, num_workers), batch_size)
-        shares = budgets(len(self._regions), topology, self._drop_last(world))
+        shares = budgets(len(self._regions), topology, self.drop_last_for(world))
         return shares[rank * topology.num_workers : (rank + 1) * topology.num_workers]
 
     def get_len(self, num_workers: int, batch_size: int) -> int:
         """This rank's number of items per epoch for ``num_workers`` and ``batch_size``."""
-        return sum(self._shares(num_workers, batch_size))
+        return sum(self.shares(num_workers, batch_size))
 
     def num_batches(self, num_workers: int, batch_size: int) -> int:
         """This rank's number of batches per epoch (each worker makes its own)."""
-        return sum(-(-share // batch_size) for share in self._shares(num_workers, batch_size))
+        return sum(-(-share // batch_size) for share in self.shares(num_workers, batch_size))
 
     def __len__(self) -> int:
         return self.get_len(self._num_workers, self._batch_size)
 
     # -- random access -----------------------------------------------------------------------
+    def _transformed(self, sample: Any) -> Any:
+        for transform in self.transforms:
+            sample = transform(sample)
+        return sample
+
     def __getitem__(self, index: int | slice) -> Any:
         count = len(self._regions)
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(count))]
         if not isinstance(index, int):
-            raise TypeError(
-                f"StreamingDataset indices are ints or slices, not {type(index).__name__}"
-            )
+            raise TypeError(f"Indices are ints or slices, not {type(index).__name__}")
         if index < 0:
             index += count
         if not 0 <= index < count:
             raise IndexError(f"Index {index} is out of range for {count} items.")
-        return self._reader.read(*self._regions.locate(index))
+        return self._transformed(self._reader.read(*self._regions.locate(index)))
+
+    def subset(self, indices: Sequence[int] | slice) -> StreamingDataset:
+        """A dataset reading only the items at ``indices`` (in that order).
+
+        Raises:
+            ValueError: An index is out of range.
+        """
+        if isinstance(indices, slice):
+            indices = range(*indices.indices(len(self._regions)))
+        return self.with_regions(subset_regions(self._regions, list(indices)))
+
+    def with_regions(self, regions: Sequence[Region]) -> StreamingDataset:
+        """A copy of this dataset that reads ``regions`` instead."""
+        clone = copy.copy(self)
+        clone._resume = None
+        clone._set_regions(regions)
+        return clone
 
     # -- iteration -------------------------------------------------------------------------
-    def _my_segments(self) -> tuple[int, list[Segment]]:
+    def worker_segments(self, logical: int, topology: Topology) -> list[Segment]:
+        """The segments worker ``logical`` of this rank reads this epoch (resume-aware)."""
         rank, world = rank_and_world()
-        worker, workers = worker_and_count()
-        current = Topology(world, workers, self._batch_size)
-        history: list[Run] = []
-        rotation = 0
-        if self._resume is not None:
-            history = [Run.from_json(run) for run in self._resume["history"]]
-            if history and history[-1].topology == current:
-                rotation = int(self._resume.get("next_worker", 0))
+        history = [Run.from_json(run) for run in (self._resume or {}).get("history", [])]
         plan = plan_with_history(
             [region.size for region in self._regions.regions],
             history,
-            current,
+            topology,
             seed=self.seed,
             epoch=self.current_epoch,
-            drop_last=self._drop_last(world),
+            drop_last=self.drop_last_for(world),
             strategy=self.strategy,
         )
-        logical = (worker + rotation) % workers
-        return logical, plan[rank * workers + logical]
+        return plan[rank * topology.num_workers + logical]
 
-    def __iter__(self) -> Iterator[Any]:
-        logical, segments = self._my_segments()
+    def runs(self, segments: Sequence[Segment], size: int = _RUN) -> Iterator[list[Any]]:
+        """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
-        collate, batch = self._collate, self._batch_size
-        if collate is not None and _in_worker():  # batches leave this process: pack them
-            collate = _packing(collate)
-        pending: list[Any] = []
+        transforms = self.transforms
         for segment in segments:
             region = regions[segment.region]
             order = strategy.item_order(segment.region, region.size, seed, epoch)
-            positions = [
-                region.start + p for p in order[segment.offset : segment.offset + segment.count]
-            ]
             chunk = reader.chunk(region.chunk)
-            if collate is None:
-                for position in positions:
-                    yield read(chunk, position)
-                continue
-            index = 0
-            while index < len(positions):  # a batch may span segments
-                take = batch - len(pending)
-                pending.extend(
-                    [read(chunk, position) for position in positions[index : index + take]]
-                )
-                index += take
-                if len(pending) == batch:
-                    yield Envelope(logical, batch, collate(pending))
-                    pending = []
-        if pending and collate is not None:
-            yield Envelope(logical, len(pending), collate(pending))
-        if worker_and_count()[1] == 1:
+            start = region.start
+            for first in range(segment.offset, segment.offset + segment.count, size):
+                last = min(first + size, segment.offset + segment.count)
+                run = [read(chunk, start + position) for position in order[first:last]]
+                if transforms:
+                    run = [self._transformed(sample) for sample in run]
+                yield run
+
+    def rotation(self, topology: Topology) -> int:
+        """How far to rotate worker ids so a same-topology resume continues the round robin."""
+        history = (self._resume or {}).get("history")
+        if history and Run.from_json(history[-1]).topology == topology:
+            return int(self._resume.get("next_worker", 0)) if self._resume else 0
+        return 0
+
+    def __iter__(self) -> Iterator[Any]:
+        topology, logical = logical_worker(self._batch_size, self.rotation)
+        runs = self.runs(self.worker_segments(logical, topology), self._batch_size)
+        if self._collate is None:
+            for run in runs:
+                yield from run
+        else:
+            yield from batches(
+                ((0, run) for run in runs), self._batch_size, self._collate, logical, 1
+            )
+        if topology.num_workers == 1 and not in_worker():
             self._end_of_epoch()
 
     def _end_of_epoch(self) -> None:
         self._resume = None
         self.current_epoch += 1
 
+    # -- resume ----------------------------------------------------------------------------
     def reset_state_dict(self) -> None:
         """Forget a loaded state dict (the next iteration starts a fresh epoch)."""
         self._resume = None
@@ -289,7 +313,6 @@ class StreamingDataset(IterableDataset[Any]):
         """What every rank must agree on before reading (checked by the loader under DDP)."""
         return {"length": len(self._regions), **self._settings()}
 
-    # -- resume ----------------------------------------------------------------------------
     def _settings(self) -> dict[str, Any]:
         return {
             "identity": self._identity,
@@ -357,13 +380,14 @@ class StreamingDataset(IterableDataset[Any]):
         self._resume = dict(state)
         self.current_epoch = int(state["current_epoch"])
 
-
-def _in_worker() -> bool:
-    from torch.utils.data import get_worker_info
-
-    return get_worker_info() is not None
-
-
-def _packing(collate: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
-    """``collate``, then ``pack``."""
-    return lambda samples: pack(collate(samples))
+    def loader_state(
+        self,
+        counts: Sequence[Sequence[int]],
+        num_workers: int,
+        batch_size: int,
+        next_worker: int,
+        batches_per_worker: Sequence[int] = (),
+    ) -> dict[str, Any]:
+        """``state_dict`` from the loader's per-worker counts (one dataset: one count each)."""
+        per_worker = [count[0] for count in counts]
+        return self.state_dict(sum(per_worker), num_workers, batch_size, per_worker, next_worker)

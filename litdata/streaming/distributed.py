@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["rank_and_world", "worker_and_count"]
+from litdata.streaming.plan import Topology
+
+__all__ = ["logical_worker", "rank_and_world", "worker_and_count"]
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -40,3 +43,15 @@ def worker_and_count() -> tuple[int, int]:
 
     info = get_worker_info()
     return (0, 1) if info is None else (info.id, info.num_workers)
+
+
+def logical_worker(batch_size: int, rotation: Callable[[Topology], int]) -> tuple[Topology, int]:
+    """This worker's topology and its *logical* id.
+
+    A resumed epoch rotates the ids (``rotation``) so that torch's first worker continues the
+    round robin where the interrupted run stopped.
+    """
+    _, world = rank_and_world()
+    worker, workers = worker_and_count()
+    topology = Topology(world, workers, batch_size)
+    return topology, (worker + rotation(topology)) % workers

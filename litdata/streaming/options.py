@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from litdata.core import config
 from litdata.core.units import parse_size
 
-__all__ = ["cache_budget", "check_options"]
+__all__ = ["cache_budget", "check_options", "check_transforms"]
 
 
 def check_options(
@@ -69,3 +71,20 @@ def cache_budget(max_cache_size: int | float | str | None) -> int:
             f"string with a unit, e.g. '50GB'."
         )
     return int(fraction * free)
+
+
+def check_transforms(
+    transform: Callable[[Any], Any] | Sequence[Callable[[Any], Any]] | None,
+) -> tuple[Callable[[Any], Any], ...]:
+    """``transform`` as a tuple of functions applied in order.
+
+    Raises:
+        ValueError: Something in it is not callable.
+    """
+    if transform is None:
+        return ()
+    transforms = tuple(transform) if isinstance(transform, list | tuple) else (transform,)
+    for item in transforms:
+        if not callable(item):
+            raise ValueError(f"transform must be a callable or a list of callables, got {item!r}")
+    return transforms

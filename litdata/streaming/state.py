@@ -110,14 +110,11 @@ def plan_with_history(
     return plan
 
 
-_CHECKED = ("seed", "shuffle", "drop_last", "item_loader")
-
-
 def validate_state(state: Mapping[str, Any], current: Mapping[str, Any], force: bool) -> None:
     """Check that a state dict can resume this dataset.
 
     Args:
-        state: The saved dataset state.
+        state: The saved state.
         current: The same keys for this dataset (``identity``, ``seed``, ``shuffle``...).
         force: ``force_override_state_dict``: differing settings only warn, this dataset's win.
 
@@ -125,25 +122,26 @@ def validate_state(state: Mapping[str, Any], current: Mapping[str, Any], force: 
         ValueError: The dataset's contents differ (never overridable), or a setting differs
             and ``force`` is false.
     """
-    if state.get("identity") not in (None, current["identity"]):
+    if "identity" in current and state.get("identity") not in (None, current["identity"]):
         raise ValueError(
             "This state_dict was saved while reading a different dataset (or a different "
             "subset of it): its contents changed since. Resume with the dataset it was saved "
             "with, or start a new epoch without load_state_dict()."
         )
-    for key in _CHECKED:
-        if key in state and state[key] != current[key]:
-            message = (
-                f"The state_dict was saved with {key}={state[key]!r}, but the dataset "
-                f"has {key}={current[key]!r}."
+    for key, value in current.items():
+        if key == "identity" or key not in state or state[key] == value:
+            continue
+        message = (
+            f"The state_dict was saved with {key}={state[key]!r}, but the dataset has "
+            f"{key}={value!r}."
+        )
+        if not force:
+            raise ValueError(
+                f"{message} Resume with the same setting, or pass "
+                f"force_override_state_dict=True to keep the new one."
             )
-            if not force:
-                raise ValueError(
-                    f"{message} Resume with the same setting, or pass "
-                    f"force_override_state_dict=True to keep the new one."
-                )
-            warnings.warn(
-                f"{message} Keeping {current[key]!r} (force_override_state_dict).",
-                LitdataWarning,
-                stacklevel=3,
-            )
+        warnings.warn(
+            f"{message} Keeping {value!r} (force_override_state_dict).",
+            LitdataWarning,
+            stacklevel=3,
+        )

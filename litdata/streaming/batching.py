@@ -1,0 +1,65 @@
+"""Batches made inside the workers, labelled with who made them and what they contain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple
+
+from litdata.streaming.transport import pack
+
+__all__ = ["Envelope", "batches", "in_worker"]
+
+
+class Envelope(NamedTuple):
+    """A batch from one worker, with how many samples of each dataset it holds.
+
+    ``StreamingDataLoader`` counts these to know exactly what each worker has delivered.
+    """
+
+    worker: int
+    counts: tuple[int, ...]
+    data: Any
+
+
+def in_worker() -> bool:
+    """Whether this code runs in a DataLoader worker process."""
+    from torch.utils.data import get_worker_info
+
+    return get_worker_info() is not None
+
+
+def batches(
+    runs: Iterable[tuple[int, list[Any]]],
+    batch_size: int,
+    collate: Callable[[list[Any]], Any],
+    worker: int,
+    num_datasets: int,
+    *,
+    whole_runs: bool = False,
+) -> Iterator[Envelope]:
+    """Group runs of samples, ``(dataset index, samples)``, into collated batches.
+
+    A batch may take samples from several runs, unless ``whole_runs`` (each run is a batch).
+    Batches leaving a worker process are packed for a cheap trip (see ``transport``).
+    """
+    finish = (lambda items: pack(collate(items))) if in_worker() else collate
+    if whole_runs:
+        for source, run in runs:
+            counts = [0] * num_datasets
+            counts[source] = len(run)
+            yield Envelope(worker, tuple(counts), finish(run))
+        return
+    pending: list[Any] = []
+    counts = [0] * num_datasets
+    for source, run in runs:
+        start = 0
+        while start < len(run):
+            part = run[start : start + batch_size - len(pending)]
+            pending.extend(part)
+            counts[source] += len(part)
+            start += len(part)
+            if len(pending) == batch_size:
+                yield Envelope(worker, tuple(counts), finish(pending))
+                pending, counts = [], [0] * num_datasets
+    if pending:
+        yield Envelope(worker, tuple(counts), finish(pending))

@@ -1,0 +1,354 @@
+"""``ParallelStreamingDataset``: several streaming datasets read side by side (zipped).
+
+Each step yields one sample of every dataset, as a tuple or through ``transform``. With a
+``length`` the datasets are cycled (each new pass in a new order) until the epoch has that many
+steps; ``length=float("inf")`` never ends. Positions are pure functions of the step number,
+so a resumed loader continues exactly, and transforms given seeded ``rngs`` reproduce.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import math
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import IterableDataset
+
+from litdata.streaming.batching import batches, in_worker
+from litdata.streaming.combined import check_children
+from litdata.streaming.dataset import StreamingDataset
+from litdata.streaming.distributed import logical_worker, rank_and_world
+from litdata.streaming.plan import Topology, budgets, skip
+from litdata.streaming.state import validate_state
+
+__all__ = ["ParallelStreamingDataset"]
+
+Transform = Callable[..., Any]
+
+
+def _check_length(length: int | float | None) -> int | float | None:
+    valid = (
+        length is None
+        or (isinstance(length, int) and not isinstance(length, bool) and length > 0)
+        or length == math.inf
+    )
+    if not valid:
+        raise ValueError(
+            f"length must be None (stop with the shortest dataset), a positive int (cycle to "
+            f"that many samples per epoch) or float('inf') (never stop); got {length!r}."
+        )
+    return length
+
+
+def _transform_arity(transform: Transform | None) -> int:
+    if transform is None:
+        return 0
+    if not callable(transform):
+        raise ValueError(f"transform must be callable, got {transform!r}")
+    parameters = [
+        p
+        for p in inspect.signature(transform).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    if len(parameters) not in (1, 2):
+        raise ValueError(
+            f"transform must take 1 argument (the samples) or 2 (the samples and rngs); "
+            f"{getattr(transform, '__name__', transform)} takes {len(parameters)}."
+        )
+    return len(parameters)
+
+
+def _rngs(state: tuple[int, ...]) -> dict[str, Any]:
+    seed = int(hashlib.sha256(repr(state).encode()).hexdigest(), 16) % (2**32 - 1)
+    return {
+        "random": random.Random(seed),  # noqa: S311  # data augmentation, not cryptography
+        "numpy": np.random.default_rng(seed),
+        "torch": torch.Generator().manual_seed(seed),
+    }
+
+
+class ParallelStreamingDataset(IterableDataset[Any]):
+    """Read ``StreamingDataset``s side by side: each step yields one sample of each.
+
+    Args:
+        datasets: The datasets to zip (give aligned ones the same chunking, seed and shuffle).
+        length: ``None``: stop with the shortest; an int: cycle the datasets to this many steps
+            per epoch (per rank); ``float("inf")``: never stop.
+        force_override_state_dict: When resuming, keep this dataset's settings.
+        transform: ``transform(samples)`` or ``transform(samples, rngs)``, where ``rngs`` holds
+            ``random``, ``numpy`` and ``torch`` generators seeded by the step, so augmentations
+            replay identically after a resume.
+        seed: Seeds ``rngs``.
+        resume: With a ``length``, each epoch continues the cycles where the last one stopped.
+        reset_rngs: Seed ``rngs`` without the epoch, so every epoch replays the same draws.
+    """
+
+    def __init__(  # noqa: PLR0917  # LitData's signature
+        self,
+        datasets: Sequence[StreamingDataset],
+        length: int | float | None = None,
+        force_override_state_dict: bool = False,
+        transform: Transform | None = None,
+        seed: int = 42,
+        resume: bool = True,
+        reset_rngs: bool = False,
+    ) -> None:
+        super().__init__()
+        self.datasets = check_children(datasets, "ParallelStreamingDataset")
+        self.length = _check_length(length)
+        self.transform = transform
+        self._arity = _transform_arity(transform)
+        self.seed = seed
+        self.resume = resume
+        self.reset_rngs = reset_rngs
+        self.force_override_state_dict = force_override_state_dict
+        self.current_epoch = 1
+        self._batch_size = 1
+        self._num_workers = 1
+        self._collate: Callable[[list[Any]], Any] | None = None
+        self._resume: dict[str, Any] | None = None
+
+    def is_cycling(self) -> bool:
+        """Whether the datasets are cycled to a ``length``."""
+        return self.length is not None
+
+    def is_infinite(self) -> bool:
+        """Whether the epoch never ends."""
+        return self.length == math.inf
+
+    # -- configuration ---------------------------------------------------------------------
+    def set_epoch(self, epoch: int) -> None:
+        """Use ``epoch``'s order (ignored while a loaded state dict is pending)."""
+        if self._resume is None:
+            self.current_epoch = epoch
+            for child in self.datasets:
+                child.set_epoch(epoch)
+
+    def set_shuffle(self, shuffle: bool) -> None:
+        """Change every dataset's ``shuffle``."""
+        for child in self.datasets:
+            child.set_shuffle(shuffle)
+
+    def set_drop_last(self, drop_last: bool) -> None:
+        """Change every dataset's ``drop_last``."""
+        for child in self.datasets:
+            child.set_drop_last(drop_last)
+
+    def set_batch_size(self, batch_size: int) -> None:
+        """Steps per batch."""
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self._batch_size = batch_size
+
+    def set_num_workers(self, num_workers: int) -> None:
+        """Plan for ``num_workers`` DataLoader workers."""
+        self._num_workers = max(1, num_workers)
+
+    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
+        """Yield batches collated with ``collate`` (inside the workers)."""
+        self._collate = collate
+
+    # -- sizes -----------------------------------------------------------------------------
+    def _steps(self, num_workers: int) -> list[int]:
+        """Steps each of this rank's workers takes per epoch."""
+        rank, world = rank_and_world()
+        topology = Topology(world, max(1, num_workers), 1)
+        if self.length is None:
+            shares = [child.shares(num_workers, 1) for child in self.datasets]
+            return [min(column) for column in zip(*shares, strict=True)]
+        if self.length == math.inf:
+            raise TypeError("An infinite ParallelStreamingDataset has no length.")
+        steps = budgets(int(self.length) * world, topology, drop_last=False)
+        return steps[rank * topology.num_workers : (rank + 1) * topology.num_workers]
+
+    def num_batches(self, num_workers: int, batch_size: int) -> int:
+        """This rank's batches per epoch."""
+        return sum(-(-steps // batch_size) for steps in self._steps(num_workers))
+
+    def __len__(self) -> int:
+        return sum(self._steps(self._num_workers))
+
+    def get_all_lens(self) -> list[int]:
+        """Each dataset's length."""
+        return [len(child) for child in self.datasets]
+
+    # -- iteration -------------------------------------------------------------------------
+    def _same_topology(self, topology: Topology) -> bool:
+        saved = (self._resume or {}).get("topology")
+        return saved == [topology.world_size, topology.num_workers, topology.batch_size]
+
+    def _rotation(self, topology: Topology) -> int:
+        if self._same_topology(topology) and self._resume is not None:
+            return int(self._resume.get("next_worker", 0))
+        return 0
+
+    def _cycle_epoch(self, cycle: int) -> int:
+        """The order of pass ``cycle`` of a cycled dataset.
+
+        Passes are numbered from the start of training with ``resume``, else from the start of
+        each epoch; each pass reads the dataset in its own order.
+        """
+        if self.resume:
+            return cycle + 1
+        return self.current_epoch * 1_000_003 + cycle
+
+    def _cycled(
+        self, child: StreamingDataset, logical: int, topology: Topology, start: int
+    ) -> Iterator[Any]:
+        """A cycled child's samples for this worker, from position ``start`` of its passes."""
+        cycle = 0
+        while True:
+            child.current_epoch = self._cycle_epoch(cycle)
+            segments = child.worker_segments(logical, topology)
+            size = sum(segment.count for segment in segments)
+            if size == 0:
+                return
+            if start >= size:
+                start, cycle = start - size, cycle + 1
+                continue
+            yield from itertools.chain.from_iterable(child.runs(skip(segments, start), 64))
+            start, cycle = 0, cycle + 1
+
+    def _runs(self, logical: int, topology: Topology) -> Iterator[tuple[int, list[Any]]]:
+        child_topology = Topology(topology.world_size, topology.num_workers, 1)
+        exact = self._same_topology(topology) and self._resume is not None
+        done = int(self._resume["steps"][logical]) if exact and self._resume else 0
+        streams: list[Iterator[Any]]
+        if self.is_cycling():
+            if self._resume is not None and not exact:
+                raise RuntimeError(
+                    "A cycling ParallelStreamingDataset resumes only with the same number of "
+                    "workers, processes and batch size it was saved with."
+                )
+            per_epoch = None if self.is_infinite() else self._steps(topology.num_workers)[logical]
+            first = (self.current_epoch - 1) * per_epoch if per_epoch and self.resume else 0
+            streams = [
+                self._cycled(child, logical, child_topology, first + done)
+                for child in self.datasets
+            ]
+            steps = None if per_epoch is None else per_epoch - done
+        else:  # each dataset resumes (exactly or elastically) from its own state
+            parts = [child.worker_segments(logical, child_topology) for child in self.datasets]
+            streams = [
+                itertools.chain.from_iterable(child.runs(part, 64))
+                for child, part in zip(self.datasets, parts, strict=True)
+            ]
+            steps = min(sum(segment.count for segment in part) for part in parts)
+        zipped = zip(*streams, strict=False)  # the shortest ends the epoch
+        for step, samples in enumerate(itertools.islice(zipped, steps), done):
+            yield 0, [self._apply(samples, logical, step)]
+
+    def _apply(self, samples: tuple[Any, ...], logical: int, step: int) -> Any:
+        if self._arity == 0 or self.transform is None:
+            return samples
+        if self._arity == 1:
+            return self.transform(samples)
+        state = (
+            (self.seed, logical, step)
+            if self.reset_rngs
+            else (self.seed, logical, step, self.current_epoch)
+        )
+        return self.transform(samples, _rngs(state))
+
+    def __iter__(self) -> Iterator[Any]:
+        topology, logical = logical_worker(self._batch_size, self._rotation)
+        runs = self._runs(logical, topology)
+        if self._collate is None:
+            for _, run in runs:
+                yield from run
+        else:
+            counted = ((0, run) for _, run in runs)
+            for envelope in batches(counted, self._batch_size, self._collate, logical, 1):
+                size = envelope.counts[0]
+                yield envelope._replace(counts=(size,) * len(self.datasets))
+        if topology.num_workers == 1 and not in_worker():
+            self.reset_state_dict()
+            self.current_epoch += 1
+
+    # -- resume ----------------------------------------------------------------------------
+    @property
+    def resuming(self) -> bool:
+        """Whether a loaded state dict will shape the next iteration."""
+        return self._resume is not None
+
+    def reset_state_dict(self) -> None:
+        """Forget a loaded state dict."""
+        self._resume = None
+        for child in self.datasets:
+            child.reset_state_dict()
+
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "length": repr(self.length),
+            "resume": self.resume,
+            "reset_rngs": self.reset_rngs,
+        }
+
+    def agreement(self) -> dict[str, Any]:
+        """What every rank must agree on before reading."""
+        children = [child.agreement() for child in self.datasets]
+        return {
+            "length": min(c["length"] for c in children),
+            "datasets": children,
+            **self._settings(),
+        }
+
+    def loader_state(
+        self,
+        counts: Sequence[Sequence[int]],
+        num_workers: int,
+        batch_size: int,
+        next_worker: int,
+        batches_per_worker: Sequence[int] = (),
+    ) -> dict[str, Any]:
+        """The zip's part of the loader's state dict: the steps each worker took."""
+        _, world = rank_and_world()
+        topology = Topology(world, max(1, num_workers), batch_size)
+        made = [count[0] for count in counts]
+        base = (
+            [int(s) for s in self._resume["steps"]]
+            if self._resume is not None and self._same_topology(topology)
+            else [0] * topology.num_workers
+        )
+        steps = [a + b for a, b in zip(base, made, strict=True)]
+        children = {
+            str(position): child.state_dict(sum(steps), num_workers, 1, steps, next_worker)
+            for position, child in enumerate(self.datasets)
+        }
+        return {
+            **children,
+            "__parallel__": {
+                **self._settings(),
+                "current_epoch": self.current_epoch,
+                "topology": [topology.world_size, topology.num_workers, topology.batch_size],
+                "steps": steps,
+                "next_worker": next_worker,
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Resume from the zip's part of a state dict.
+
+        Raises:
+            RuntimeError: It has another number of datasets.
+            ValueError: Its settings differ (see ``force_override_state_dict``).
+        """
+        parallel = state.get("__parallel__")
+        children = [key for key in state if key != "__parallel__"]
+        if parallel is None or len(children) != len(self.datasets):
+            raise RuntimeError(
+                f"The state dict holds {len(children)} datasets, this zip {len(self.datasets)}."
+            )
+        validate_state(parallel, self._settings(), self.force_override_state_dict)
+        self._resume = dict(parallel)
+        self.current_epoch = int(parallel["current_epoch"])
+        if not self.is_cycling():  # an elastic resume deals each dataset's rest afresh
+            for position, child in enumerate(self.datasets):
+                child.load_state_dict(state[str(position)])
