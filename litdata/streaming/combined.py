@@ -265,7 +265,7 @@ class CombinedStreamingDataset(IterableDataset[Any]):
         """What every rank must agree on before reading."""
         children = [child.agreement() for child in self.datasets]
         return {
-            "length": sum(c["length"] for c in children),
+            "items": sum(c["items"] for c in children),
             "datasets": children,
             **self._settings(),
         }

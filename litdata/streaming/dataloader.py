@@ -138,7 +138,7 @@ class StreamingDataLoader(DataLoader[Any]):
             dataset.set_drop_last(drop_last)
         dataset.set_batch_size(batch_size)
         dataset.set_num_workers(num_workers)
-        dataset.set_collate(collate_fn or litdata_collate)
+        self._collate = collate_fn or litdata_collate
         self.samples_per_batch = batch_size
         self.current_epoch = 0
         self._restoring = False
@@ -184,17 +184,21 @@ class StreamingDataLoader(DataLoader[Any]):
         self._batches = [0] * workers
         self._latest_worker = -1
         _check_ranks_agree(dataset)
-        for envelope in super().__iter__():
-            if not isinstance(envelope, Envelope):
-                raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
-            if not self._counts:
-                self._counts = [[0] * len(envelope.counts) for _ in range(workers)]
-            self._batches[envelope.worker] += 1
-            counts = self._counts[envelope.worker]
-            for position, count in enumerate(envelope.counts):
-                counts[position] += count
-            self._latest_worker = envelope.worker
-            yield unpack(envelope.data)
+        dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
+        try:
+            for envelope in super().__iter__():
+                if not isinstance(envelope, Envelope):
+                    raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
+                if not self._counts:
+                    self._counts = [[0] * len(envelope.counts) for _ in range(workers)]
+                self._batches[envelope.worker] += 1
+                counts = self._counts[envelope.worker]
+                for position, count in enumerate(envelope.counts):
+                    counts[position] += count
+                self._latest_worker = envelope.worker
+                yield unpack(envelope.data)
+        finally:
+            dataset.set_collate(None)
         dataset.reset_state_dict()
 
     def state_dict(self) -> dict[str, Any]:
@@ -223,7 +227,7 @@ class StreamingDataLoader(DataLoader[Any]):
                 more samples than the dataset has.
         """
         samples = int(state["num_samples_yielded"])
-        length = self._streamable.agreement()["length"]
+        length = self._streamable.agreement()["items"]
         if samples > length:
             raise ValueError(
                 f"The state records {samples} samples yielded, more than this dataset has "

@@ -311,7 +311,7 @@ class StreamingDataset(IterableDataset[Any]):
 
     def agreement(self) -> dict[str, Any]:
         """What every rank must agree on before reading (checked by the loader under DDP)."""
-        return {"length": len(self._regions), **self._settings()}
+        return {"items": len(self._regions), **self._settings()}
 
     def _settings(self) -> dict[str, Any]:
         return {

@@ -286,7 +286,7 @@ class ParallelStreamingDataset(IterableDataset[Any]):
     def _settings(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
-            "length": repr(self.length),
+            "cycle_length": repr(self.length),
             "resume": self.resume,
             "reset_rngs": self.reset_rngs,
         }
@@ -295,7 +295,7 @@ class ParallelStreamingDataset(IterableDataset[Any]):
         """What every rank must agree on before reading."""
         children = [child.agreement() for child in self.datasets]
         return {
-            "length": min(c["length"] for c in children),
+            "items": min(c["items"] for c in children),
             "datasets": children,
             **self._settings(),
         }

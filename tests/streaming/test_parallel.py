@@ -1,0 +1,140 @@
+import math
+
+import pytest
+import torch
+
+import litdata as ld
+
+
+@pytest.fixture(scope="module")
+def aligned(tmp_path_factory):
+    """Two aligned datasets (the same ids), and a shorter third one."""
+    paths = [tmp_path_factory.mktemp(name) for name in ("images", "captions", "short")]
+    ld.write_dataset(({"id": i, "pixel": i % 256} for i in range(400)), paths[0], chunk_size=40)
+    ld.write_dataset(
+        ({"id": i, "text": f"caption {i}"} for i in range(400)), paths[1], chunk_size=40
+    )
+    ld.write_dataset(({"id": i} for i in range(100)), paths[2], chunk_size=40)
+    return paths
+
+
+def zipped(paths, **options):
+    return ld.ParallelStreamingDataset([ld.StreamingDataset(p) for p in paths], **options)
+
+
+def _ids(batches):
+    return [
+        (int(a), int(b))
+        for batch in batches
+        for a, b in zip(batch[0]["id"], batch[1]["id"], strict=True)
+    ]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_zip_yields_aligned_pairs(aligned, workers):
+    dataset = zipped(aligned[:2])
+    assert len(dataset) == 400
+    loader = ld.StreamingDataLoader(dataset, batch_size=16, num_workers=workers)
+    pairs = _ids(list(loader))
+    assert all(a == b for a, b in pairs)
+    assert sorted(a for a, _ in pairs) == list(range(400))
+
+
+def test_the_shortest_ends_the_epoch(aligned):
+    dataset = zipped([aligned[0], aligned[2]])
+    assert len(dataset) == 100
+    assert len(list(dataset)) == 100
+
+
+def test_cycling_to_a_length_and_resume_across_epochs(aligned):
+    dataset = zipped([aligned[0], aligned[2]], length=250)
+    loader = ld.StreamingDataLoader(dataset, batch_size=10)
+    first = _ids(list(loader))
+    second = _ids(list(loader))
+    assert len(first) == len(second) == 250
+    shorts = [b for _, b in first]
+    assert sorted(shorts[:100]) == list(range(100))  # a full pass, then the next
+    assert first != second  # resume=True: epoch 2 continues the passes
+
+
+def test_infinite(aligned):
+    dataset = zipped(aligned[:2], length=math.inf)
+    assert dataset.is_infinite()
+    iterator = iter(dataset)
+    taken = [next(iterator) for _ in range(1000)]
+    assert len(taken) == 1000
+    with pytest.raises(TypeError, match="no length"):
+        len(dataset)
+
+
+def test_transforms_and_their_rngs_replay_after_a_resume(aligned):
+    def augment(samples, rngs):
+        image, _caption = samples
+        noise = float(torch.rand(1, generator=rngs["torch"]))
+        return {"id": image["id"], "noise": noise, "coin": rngs["random"].random()}
+
+    def run(stop=None, state=None):
+        loader = ld.StreamingDataLoader(
+            zipped(aligned[:2], transform=augment, length=300), batch_size=10, num_workers=2
+        )
+        if state:
+            loader.load_state_dict(state)
+        out = []
+        for batch in loader:
+            out.append((batch["id"].tolist(), batch["noise"].tolist(), batch["coin"].tolist()))
+            if stop and len(out) == stop:
+                return out, loader.state_dict()
+        return out, None
+
+    whole, _ = run()
+    head, state = run(stop=7)
+    tail, _ = run(state=state)
+    assert head + tail == whole
+
+
+def test_one_argument_transform(aligned):
+    dataset = zipped(aligned[:2], transform=lambda samples: samples[0]["id"] + samples[1]["id"])
+    assert list(dataset)[:3] == [0, 2, 4]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_elastic_resume_keeps_alignment_and_loses_nothing(aligned, workers):
+    loader = ld.StreamingDataLoader(zipped(aligned[:2]), batch_size=16, num_workers=2)
+    head = []
+    for batch in loader:
+        head.append(batch)
+        if len(head) == 6:
+            state = loader.state_dict()
+            break
+    resumed = ld.StreamingDataLoader(zipped(aligned[:2]), batch_size=16, num_workers=workers)
+    resumed.load_state_dict(state)
+    pairs = _ids(head) + _ids(list(resumed))
+    assert all(a == b for a, b in pairs)
+    assert sorted(a for a, _ in pairs) == list(range(400))
+
+
+def test_a_cycling_zip_resumes_only_with_the_same_topology(aligned):
+    loader = ld.StreamingDataLoader(zipped(aligned[:2], length=100), batch_size=10, num_workers=2)
+    iterator = iter(loader)
+    next(iterator)
+    state = loader.state_dict()
+    other = ld.StreamingDataLoader(zipped(aligned[:2], length=100), batch_size=10, num_workers=1)
+    other.load_state_dict(state)
+    with pytest.raises(RuntimeError, match="same number of workers"):
+        list(other)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"length": "x"}, "length must be None"),
+        ({"length": 0}, "length must be None"),
+        ({"length": 2.5}, "length must be None"),
+        ({"transform": lambda: 0}, "takes 0"),
+        ({"transform": lambda a, b, c: 0}, "takes 3"),
+        ({"transform": "upper"}, "callable"),
+    ],
+)
+def test_bad_arguments(aligned, options, message):
+    with pytest.raises(ValueError, match=message):
+        zipped(aligned[:2], **options)
