@@ -19,7 +19,7 @@ from litdata.core import config, hooks
 from litdata.core.checksum import verify_checksum
 from litdata.core.codecs import create_compressor, decompressed_filename
 from litdata.core.framing import unframe
-from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.index import ChunkEntry, DatasetIndex, atomic_write_bytes
 from litdata.core.protocols import Compressor
 
 __all__ = ["ChunkCache", "dataset_cache_dir"]
@@ -110,12 +110,6 @@ class ChunkCache:
             self._compressor = create_compressor(self._compression or "", providers)
         level = self.index.config.extra.get("compression_level")
         plain = unframe(data, entry, level, self._compressor.decompress, str(source))
-        temporary = target.with_name(f".{target.name}.tmp.{os.getpid()}")
-        try:
-            temporary.write_bytes(plain)
-            os.replace(temporary, target)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(target, plain)
         hooks.chunk_downloaded(str(source), str(target), len(data), time.perf_counter() - start)
         logger.debug("decompressed %s into %s", source, target)

@@ -108,18 +108,10 @@ class DatasetConfig:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """The config as stored in ``index.json``."""
-        data: dict[str, Any] = {
-            **self.extra,
-            "chunk_bytes": self.chunk_bytes,
-            "chunk_size": self.chunk_size,
-            "compression": self.compression,
-            "data_format": list(self.data_format),
-            "data_spec": self.data_spec,
-            "encryption": dict(self.encryption) if self.encryption is not None else None,
-        }
-        if self.item_loader is not None:
-            data["item_loader"] = self.item_loader
+        """The config as stored in ``index.json`` (no ``item_loader`` key when unknown)."""
+        data = {**self.extra, **self.core()}
+        if self.item_loader is None:
+            del data["item_loader"]
         return data
 
 

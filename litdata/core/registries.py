@@ -26,43 +26,19 @@ __all__ = [
     "storage",
 ]
 
-# mypy refuses protocols where a concrete ``type[T]`` is expected; the registries only use
-# them to check members, never to instantiate.
-storage: Registry[StorageBackend] = Registry(
-    "storage",
-    "storage backend",
-    StorageBackend,  # type: ignore[type-abstract]
-)
-serializers: Registry[Serializer] = Registry(
-    "serializers",
-    "serializer",
-    Serializer,  # type: ignore[type-abstract]
-)
-compression: Registry[Compressor] = Registry(
-    "compression",
-    "compressor",
-    Compressor,  # type: ignore[type-abstract]
-)
-encryption: Registry[Encryptor] = Registry(
-    "encryption",
-    "encryption algorithm",
-    Encryptor,  # type: ignore[type-abstract]
-)
-shuffle: Registry[ShuffleStrategy] = Registry(
-    "shuffle",
-    "shuffle strategy",
-    ShuffleStrategy,  # type: ignore[type-abstract]
-)
-formats: Registry[FormatAdapter] = Registry(
-    "formats",
-    "dataset format",
-    FormatAdapter,  # type: ignore[type-abstract]
-)
-executors: Registry[Executor] = Registry(
-    "executors",
-    "executor",
-    Executor,  # type: ignore[type-abstract]
-)
+
+def _registry(kind: str, noun: str, protocol: Any) -> Registry[Any]:
+    # The protocol is only used to check members (mypy refuses protocols as ``type[T]``).
+    return Registry(kind, noun, protocol)
+
+
+storage: Registry[StorageBackend] = _registry("storage", "storage backend", StorageBackend)
+serializers: Registry[Serializer] = _registry("serializers", "serializer", Serializer)
+compression: Registry[Compressor] = _registry("compression", "compressor", Compressor)
+encryption: Registry[Encryptor] = _registry("encryption", "encryption algorithm", Encryptor)
+shuffle: Registry[ShuffleStrategy] = _registry("shuffle", "shuffle strategy", ShuffleStrategy)
+formats: Registry[FormatAdapter] = _registry("formats", "dataset format", FormatAdapter)
+executors: Registry[Executor] = _registry("executors", "executor", Executor)
 
 ALL: dict[str, Registry[Any]] = {
     registry.kind: registry

@@ -10,42 +10,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
 
-from torch.utils.data import IterableDataset
-
-from litdata.streaming.batching import batches, in_worker
+from litdata.streaming.composed import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.mixing import Mixer
 from litdata.streaming.plan import Topology
-from litdata.streaming.state import validate_state
 
 __all__ = ["CombinedStreamingDataset"]
 
 _METHODS = ("stratified", "per_stream")
-
-
-def check_children(datasets: Sequence[Any], kind: str) -> list[StreamingDataset]:
-    """The datasets of a composition, as a list, after checking them.
-
-    Raises:
-        RuntimeError: One is not a ``StreamingDataset``.
-        ValueError: There is none, or one is empty.
-    """
-    children = list(datasets)
-    if not children:
-        raise ValueError(f"{kind} needs at least one dataset.")
-    for position, child in enumerate(children):
-        if not isinstance(child, StreamingDataset):
-            raise RuntimeError(
-                f"{kind} combines StreamingDatasets; dataset {position} is a "
-                f"{type(child).__name__}."
-            )
-        if not child.regions or sum(region.size for region in child.regions) == 0:
-            raise ValueError(f"Dataset {position} of the {kind} ({child.input_dir}) is empty.")
-    return children
 
 
 def _check_weights(
@@ -71,7 +47,7 @@ def _check_weights(
     return [float(w) for w in values]
 
 
-class CombinedStreamingDataset(IterableDataset[Any]):
+class CombinedStreamingDataset(ComposedDataset):
     """A weighted mixture of ``StreamingDataset``s.
 
     Args:
@@ -86,6 +62,8 @@ class CombinedStreamingDataset(IterableDataset[Any]):
         force_override_state_dict: When resuming, keep this mixture's settings (with a warning).
     """
 
+    state_key: ClassVar[str] = "__mixture__"
+
     def __init__(  # noqa: PLR0917  # LitData's signature
         self,
         datasets: Sequence[StreamingDataset],
@@ -95,20 +73,13 @@ class CombinedStreamingDataset(IterableDataset[Any]):
         batching_method: str = "stratified",
         force_override_state_dict: bool = False,
     ) -> None:
-        super().__init__()
-        self.datasets = check_children(datasets, "CombinedStreamingDataset")
+        super().__init__(datasets, seed, force_override_state_dict)
         self._weights = _check_weights(weights, len(self.datasets), iterate_over_all)
         if batching_method not in _METHODS:
             raise ValueError(f"batching_method must be one of {_METHODS}, got {batching_method!r}")
-        self.seed = seed
         self.iterate_over_all = iterate_over_all
         self.batching_method = batching_method
-        self.force_override_state_dict = force_override_state_dict
-        self.current_epoch = 1
         self._batch_sizes = [1] * len(self.datasets)
-        self._num_workers = 1
-        self._collate: Callable[[list[Any]], Any] | None = None
-        self._resume: dict[str, Any] | None = None
 
     @property
     def weights(self) -> list[float]:
@@ -118,48 +89,19 @@ class CombinedStreamingDataset(IterableDataset[Any]):
         sizes = [sum(region.size for region in child.regions) for child in self.datasets]
         return [size / sum(sizes) for size in sizes]
 
-    # -- configuration ---------------------------------------------------------------------
-    def set_epoch(self, epoch: int) -> None:
-        """Use ``epoch``'s order (ignored while a loaded state dict is pending)."""
-        if self._resume is None:
-            self.current_epoch = epoch
-        for child in self.datasets:
-            child.set_epoch(epoch)
-
-    def set_shuffle(self, shuffle: bool) -> None:
-        """Change every dataset's ``shuffle``."""
-        for child in self.datasets:
-            child.set_shuffle(shuffle)
-
-    def set_drop_last(self, drop_last: bool) -> None:
-        """Change every dataset's ``drop_last``."""
-        for child in self.datasets:
-            child.set_drop_last(drop_last)
-
     def set_batch_size(self, batch_size: int | Sequence[int]) -> None:
         """The batch size, or one per dataset (``per_stream`` batches from one dataset).
 
         Raises:
             ValueError: A sequence without one positive size per dataset.
         """
-        sizes = (
-            [batch_size] * len(self.datasets) if isinstance(batch_size, int) else list(batch_size)
-        )
-        if len(sizes) != len(self.datasets) or any(not isinstance(s, int) or s < 1 for s in sizes):
+        count = len(self.datasets)
+        sizes = [batch_size] * count if isinstance(batch_size, int) else list(batch_size)
+        if len(sizes) != count or any(not isinstance(s, int) or s < 1 for s in sizes):
             raise ValueError(
                 f"batch_size must be a positive int or one per dataset, got {batch_size!r}"
             )
         self._batch_sizes = sizes
-
-    def set_num_workers(self, num_workers: int) -> None:
-        """Plan for ``num_workers`` DataLoader workers."""
-        self._num_workers = max(1, num_workers)
-        for child in self.datasets:
-            child.set_num_workers(num_workers)
-
-    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
-        """Yield batches collated with ``collate`` (inside the workers)."""
-        self._collate = collate
 
     # -- sizes -----------------------------------------------------------------------------
     def _worker_totals(self, num_workers: int) -> list[int]:
@@ -183,13 +125,10 @@ class CombinedStreamingDataset(IterableDataset[Any]):
             raise TypeError("A mixture with iterate_over_all=False has no fixed length.")
         return sum(self._worker_totals(self._num_workers))
 
-    # -- iteration -------------------------------------------------------------------------
-    def _base_draws(self, topology: Topology) -> list[int]:
-        """Draws each worker made before a same-topology resume (else none)."""
-        if not self._same_topology(topology) or self._resume is None:
-            return [0] * topology.num_workers
-        return [int(draws) for draws in self._resume["draws"]]
+    def _items(self, counts: Sequence[int]) -> int:
+        return sum(counts)
 
+    # -- iteration -------------------------------------------------------------------------
     def _runs(
         self, logical: int, topology: Topology, start: int
     ) -> Iterator[tuple[int, list[Any]]]:
@@ -215,59 +154,22 @@ class CombinedStreamingDataset(IterableDataset[Any]):
 
     def __iter__(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_sizes[0], self._rotation)
-        runs = self._runs(logical, topology, self._base_draws(topology)[logical])
-        if self._collate is None:
-            for _, run in runs:
-                yield from run
-        else:
-            yield from batches(
-                runs,
-                self._batch_sizes[0],
-                self._collate,
-                logical,
-                len(self.datasets),
-                whole_runs=self.batching_method == "per_stream",
-            )
-        if topology.num_workers == 1 and not in_worker():
-            self.reset_state_dict()
-            self.current_epoch += 1
-
-    def _same_topology(self, topology: Topology) -> bool:
-        saved = (self._resume or {}).get("topology")
-        return saved == [topology.world_size, topology.num_workers, topology.batch_size]
-
-    def _rotation(self, topology: Topology) -> int:
-        if self._same_topology(topology) and self._resume is not None:
-            return int(self._resume.get("next_worker", 0))
-        return 0
+        runs = self._runs(logical, topology, self._saved("draws", topology)[logical])
+        yield from self._stream(
+            runs,
+            self._batch_sizes[0],
+            logical,
+            topology,
+            whole_runs=self.batching_method == "per_stream",
+        )
 
     # -- resume ----------------------------------------------------------------------------
-    @property
-    def resuming(self) -> bool:
-        """Whether a loaded state dict will shape the next iteration."""
-        return self._resume is not None
-
-    def reset_state_dict(self) -> None:
-        """Forget a loaded state dict."""
-        self._resume = None
-        for child in self.datasets:
-            child.reset_state_dict()
-
     def _settings(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
             "weights": self.weights,
             "iterate_over_all": self.iterate_over_all,
             "batching_method": self.batching_method,
-        }
-
-    def agreement(self) -> dict[str, Any]:
-        """What every rank must agree on before reading."""
-        children = [child.agreement() for child in self.datasets]
-        return {
-            "items": sum(c["items"] for c in children),
-            "datasets": children,
-            **self._settings(),
         }
 
     def loader_state(
@@ -280,47 +182,11 @@ class CombinedStreamingDataset(IterableDataset[Any]):
     ) -> dict[str, Any]:
         """The mixture's part of the loader's state dict: each child's, and the draws made."""
         _, world = rank_and_world()
-        children = {
-            str(position): child.state_dict(
-                sum(count[position] for count in counts),
-                num_workers,
-                1,
-                [count[position] for count in counts],
-                next_worker,
-            )
-            for position, child in enumerate(self.datasets)
-        }
         topology = Topology(world, max(1, num_workers), batch_size)
-        made = (
-            batches_per_worker if self.batching_method == "per_stream" else [sum(c) for c in counts]
-        )
-        draws = [a + b for a, b in zip(self._base_draws(topology), made, strict=True)]
-        return {
-            **children,
-            "__mixture__": {
-                **self._settings(),
-                "current_epoch": self.current_epoch,
-                "topology": [topology.world_size, topology.num_workers, topology.batch_size],
-                "draws": draws,
-                "next_worker": next_worker,
-            },
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Resume from the mixture's part of a state dict.
-
-        Raises:
-            RuntimeError: It has another number of datasets.
-            ValueError: Its settings differ (see ``force_override_state_dict``).
-        """
-        mixture = state.get("__mixture__")
-        children = [key for key in state if key != "__mixture__"]
-        if mixture is None or len(children) != len(self.datasets):
-            raise RuntimeError(
-                f"The state dict holds {len(children)} datasets, this mixture {len(self.datasets)}."
-            )
-        validate_state(mixture, self._settings(), self.force_override_state_dict)
-        for position, child in enumerate(self.datasets):
-            child.load_state_dict(state[str(position)])
-        self._resume = dict(mixture)
-        self.current_epoch = int(mixture["current_epoch"])
+        per_stream = self.batching_method == "per_stream"
+        made = batches_per_worker if per_stream else [sum(count) for count in counts]
+        draws = [a + b for a, b in zip(self._saved("draws", topology), made, strict=True)]
+        per_child = [
+            [count[position] for count in counts] for position in range(len(self.datasets))
+        ]
+        return self._state(per_child, num_workers, batch_size, next_worker, {"draws": draws})

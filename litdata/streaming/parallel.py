@@ -14,18 +14,15 @@ import itertools
 import math
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from torch.utils.data import IterableDataset
 
-from litdata.streaming.batching import batches, in_worker
-from litdata.streaming.combined import check_children
+from litdata.streaming.composed import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.plan import Topology, budgets, skip
-from litdata.streaming.state import validate_state
 
 __all__ = ["ParallelStreamingDataset"]
 
@@ -73,7 +70,7 @@ def _rngs(state: tuple[int, ...]) -> dict[str, Any]:
     }
 
 
-class ParallelStreamingDataset(IterableDataset[Any]):
+class ParallelStreamingDataset(ComposedDataset):
     """Read ``StreamingDataset``s side by side: each step yields one sample of each.
 
     Args:
@@ -89,6 +86,8 @@ class ParallelStreamingDataset(IterableDataset[Any]):
         reset_rngs: Seed ``rngs`` without the epoch, so every epoch replays the same draws.
     """
 
+    state_key: ClassVar[str] = "__parallel__"
+
     def __init__(  # noqa: PLR0917  # LitData's signature
         self,
         datasets: Sequence[StreamingDataset],
@@ -99,20 +98,13 @@ class ParallelStreamingDataset(IterableDataset[Any]):
         resume: bool = True,
         reset_rngs: bool = False,
     ) -> None:
-        super().__init__()
-        self.datasets = check_children(datasets, "ParallelStreamingDataset")
+        super().__init__(datasets, seed, force_override_state_dict)
         self.length = _check_length(length)
         self.transform = transform
         self._arity = _transform_arity(transform)
-        self.seed = seed
         self.resume = resume
         self.reset_rngs = reset_rngs
-        self.force_override_state_dict = force_override_state_dict
-        self.current_epoch = 1
         self._batch_size = 1
-        self._num_workers = 1
-        self._collate: Callable[[list[Any]], Any] | None = None
-        self._resume: dict[str, Any] | None = None
 
     def is_cycling(self) -> bool:
         """Whether the datasets are cycled to a ``length``."""
@@ -123,36 +115,11 @@ class ParallelStreamingDataset(IterableDataset[Any]):
         return self.length == math.inf
 
     # -- configuration ---------------------------------------------------------------------
-    def set_epoch(self, epoch: int) -> None:
-        """Use ``epoch``'s order (ignored while a loaded state dict is pending)."""
-        if self._resume is None:
-            self.current_epoch = epoch
-            for child in self.datasets:
-                child.set_epoch(epoch)
-
-    def set_shuffle(self, shuffle: bool) -> None:
-        """Change every dataset's ``shuffle``."""
-        for child in self.datasets:
-            child.set_shuffle(shuffle)
-
-    def set_drop_last(self, drop_last: bool) -> None:
-        """Change every dataset's ``drop_last``."""
-        for child in self.datasets:
-            child.set_drop_last(drop_last)
-
     def set_batch_size(self, batch_size: int) -> None:
         """Steps per batch."""
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         self._batch_size = batch_size
-
-    def set_num_workers(self, num_workers: int) -> None:
-        """Plan for ``num_workers`` DataLoader workers."""
-        self._num_workers = max(1, num_workers)
-
-    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
-        """Yield batches collated with ``collate`` (inside the workers)."""
-        self._collate = collate
 
     # -- sizes -----------------------------------------------------------------------------
     def _steps(self, num_workers: int) -> list[int]:
@@ -179,15 +146,6 @@ class ParallelStreamingDataset(IterableDataset[Any]):
         return [len(child) for child in self.datasets]
 
     # -- iteration -------------------------------------------------------------------------
-    def _same_topology(self, topology: Topology) -> bool:
-        saved = (self._resume or {}).get("topology")
-        return saved == [topology.world_size, topology.num_workers, topology.batch_size]
-
-    def _rotation(self, topology: Topology) -> int:
-        if self._same_topology(topology) and self._resume is not None:
-            return int(self._resume.get("next_worker", 0))
-        return 0
-
     def _cycle_epoch(self, cycle: int) -> int:
         """The order of pass ``cycle`` of a cycled dataset.
 
@@ -217,8 +175,8 @@ class ParallelStreamingDataset(IterableDataset[Any]):
 
     def _runs(self, logical: int, topology: Topology) -> Iterator[tuple[int, list[Any]]]:
         child_topology = Topology(topology.world_size, topology.num_workers, 1)
-        exact = self._same_topology(topology) and self._resume is not None
-        done = int(self._resume["steps"][logical]) if exact and self._resume else 0
+        exact = self._resume is not None and self._same_topology(topology)
+        done = self._saved("steps", topology)[logical]
         streams: list[Iterator[Any]]
         if self.is_cycling():
             if self._resume is not None and not exact:
@@ -258,31 +216,11 @@ class ParallelStreamingDataset(IterableDataset[Any]):
 
     def __iter__(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self._rotation)
-        runs = self._runs(logical, topology)
-        if self._collate is None:
-            for _, run in runs:
-                yield from run
-        else:
-            counted = ((0, run) for _, run in runs)
-            for envelope in batches(counted, self._batch_size, self._collate, logical, 1):
-                size = envelope.counts[0]
-                yield envelope._replace(counts=(size,) * len(self.datasets))
-        if topology.num_workers == 1 and not in_worker():
-            self.reset_state_dict()
-            self.current_epoch += 1
+        yield from self._stream(
+            self._runs(logical, topology), self._batch_size, logical, topology, every_dataset=True
+        )
 
     # -- resume ----------------------------------------------------------------------------
-    @property
-    def resuming(self) -> bool:
-        """Whether a loaded state dict will shape the next iteration."""
-        return self._resume is not None
-
-    def reset_state_dict(self) -> None:
-        """Forget a loaded state dict."""
-        self._resume = None
-        for child in self.datasets:
-            child.reset_state_dict()
-
     def _settings(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
@@ -291,14 +229,13 @@ class ParallelStreamingDataset(IterableDataset[Any]):
             "reset_rngs": self.reset_rngs,
         }
 
-    def agreement(self) -> dict[str, Any]:
-        """What every rank must agree on before reading."""
-        children = [child.agreement() for child in self.datasets]
-        return {
-            "items": min(c["items"] for c in children),
-            "datasets": children,
-            **self._settings(),
-        }
+    def _items(self, counts: Sequence[int]) -> int:
+        return min(counts)
+
+    def _loads_children(self) -> bool:
+        # Cycled datasets are placed by the step count; the others resume (maybe elastically)
+        # from their own states.
+        return not self.is_cycling()
 
     def loader_state(
         self,
@@ -311,44 +248,7 @@ class ParallelStreamingDataset(IterableDataset[Any]):
         """The zip's part of the loader's state dict: the steps each worker took."""
         _, world = rank_and_world()
         topology = Topology(world, max(1, num_workers), batch_size)
-        made = [count[0] for count in counts]
-        base = (
-            [int(s) for s in self._resume["steps"]]
-            if self._resume is not None and self._same_topology(topology)
-            else [0] * topology.num_workers
-        )
-        steps = [a + b for a, b in zip(base, made, strict=True)]
-        children = {
-            str(position): child.state_dict(sum(steps), num_workers, 1, steps, next_worker)
-            for position, child in enumerate(self.datasets)
-        }
-        return {
-            **children,
-            "__parallel__": {
-                **self._settings(),
-                "current_epoch": self.current_epoch,
-                "topology": [topology.world_size, topology.num_workers, topology.batch_size],
-                "steps": steps,
-                "next_worker": next_worker,
-            },
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Resume from the zip's part of a state dict.
-
-        Raises:
-            RuntimeError: It has another number of datasets.
-            ValueError: Its settings differ (see ``force_override_state_dict``).
-        """
-        parallel = state.get("__parallel__")
-        children = [key for key in state if key != "__parallel__"]
-        if parallel is None or len(children) != len(self.datasets):
-            raise RuntimeError(
-                f"The state dict holds {len(children)} datasets, this zip {len(self.datasets)}."
-            )
-        validate_state(parallel, self._settings(), self.force_override_state_dict)
-        self._resume = dict(parallel)
-        self.current_epoch = int(parallel["current_epoch"])
-        if not self.is_cycling():  # an elastic resume deals each dataset's rest afresh
-            for position, child in enumerate(self.datasets):
-                child.load_state_dict(state[str(position)])
+        made = [count[0] for count in counts]  # a step takes one sample of every dataset
+        steps = [a + b for a, b in zip(self._saved("steps", topology), made, strict=True)]
+        per_child = [made] * len(self.datasets)
+        return self._state(per_child, num_workers, batch_size, next_worker, {"steps": steps})

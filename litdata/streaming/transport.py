@@ -9,6 +9,7 @@ keep PyTorch's shared memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -45,27 +46,32 @@ def _small(tensor: torch.Tensor) -> bool:
     )
 
 
+def _map(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """Apply ``leaf`` to every non-container in a batch of dicts, lists and tuples."""
+    if type(value) is dict:
+        return {key: _map(item, leaf) for key, item in value.items()}
+    if type(value) is list:
+        return [_map(item, leaf) for item in value]
+    if type(value) is tuple:
+        return tuple(_map(item, leaf) for item in value)
+    return leaf(value)
+
+
+def _pack_leaf(value: Any) -> Any:
+    if isinstance(value, torch.Tensor) and _small(value):
+        return TensorPayload(value.numpy())
+    return value
+
+
+def _unpack_leaf(value: Any) -> Any:
+    return value.tensor() if isinstance(value, TensorPayload) else value
+
+
 def pack(value: Any) -> Any:
     """Replace the small tensors in a batch (dicts, lists, tuples) by ``TensorPayload``."""
-    if isinstance(value, torch.Tensor):
-        return TensorPayload(value.numpy()) if _small(value) else value
-    if type(value) is dict:
-        return {key: pack(item) for key, item in value.items()}
-    if type(value) is list:
-        return [pack(item) for item in value]
-    if type(value) is tuple:
-        return tuple(pack(item) for item in value)
-    return value
+    return _map(value, _pack_leaf)
 
 
 def unpack(value: Any) -> Any:
     """Undo ``pack`` (payloads become tensors again)."""
-    if isinstance(value, TensorPayload):
-        return value.tensor()
-    if type(value) is dict:
-        return {key: unpack(item) for key, item in value.items()}
-    if type(value) is list:
-        return [unpack(item) for item in value]
-    if type(value) is tuple:
-        return tuple(unpack(item) for item in value)
-    return value
+    return _map(value, _unpack_leaf)

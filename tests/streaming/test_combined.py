@@ -145,5 +145,5 @@ def test_a_state_for_another_mixture_is_refused(corpora):
     single = ld.StreamingDataLoader(
         ld.CombinedStreamingDataset([ld.StreamingDataset(a, shuffle=True)]), batch_size=16
     )
-    with pytest.raises(RuntimeError, match="holds 2 datasets, this mixture 1"):
+    with pytest.raises(RuntimeError, match="holds 2 datasets, this CombinedStreamingDataset 1"):
         single.load_state_dict(state)

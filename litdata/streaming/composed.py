@@ -1,0 +1,224 @@
+"""What mixtures and zips share: their child datasets, settings passed down, resume plumbing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, ClassVar
+
+from torch.utils.data import IterableDataset
+
+from litdata.streaming.batching import batches, in_worker
+from litdata.streaming.dataset import StreamingDataset
+from litdata.streaming.distributed import rank_and_world
+from litdata.streaming.plan import Topology
+from litdata.streaming.state import validate_state
+
+__all__ = ["ComposedDataset", "check_children"]
+
+
+def check_children(datasets: Sequence[Any], kind: str) -> list[StreamingDataset]:
+    """The datasets of a composition, as a list, after checking them.
+
+    Raises:
+        RuntimeError: One is not a ``StreamingDataset``.
+        ValueError: There is none, or one is empty.
+    """
+    children = list(datasets)
+    if not children:
+        raise ValueError(f"{kind} needs at least one dataset.")
+    for position, child in enumerate(children):
+        if not isinstance(child, StreamingDataset):
+            raise RuntimeError(
+                f"{kind} combines StreamingDatasets; dataset {position} is a "
+                f"{type(child).__name__}."
+            )
+        if not child.regions or sum(region.size for region in child.regions) == 0:
+            raise ValueError(f"Dataset {position} of the {kind} ({child.input_dir}) is empty.")
+    return children
+
+
+class ComposedDataset(IterableDataset[Any]):
+    """A dataset made of ``StreamingDataset``s, read by ``StreamingDataLoader``.
+
+    Subclasses say how a worker's runs of samples are made (``_runs``) and what their own
+    resume state holds; this class passes settings down to the children, rotates workers on
+    an exact resume, and stores and validates the state.
+
+    Args:
+        datasets: The child datasets.
+        seed: The composition's seed.
+        force_override_state_dict: When resuming, keep this composition's settings.
+    """
+
+    state_key: ClassVar[str]
+
+    def __init__(
+        self, datasets: Sequence[StreamingDataset], seed: int, force_override_state_dict: bool
+    ) -> None:
+        super().__init__()
+        self.datasets = check_children(datasets, type(self).__name__)
+        self.seed = seed
+        self.force_override_state_dict = force_override_state_dict
+        self.current_epoch = 1
+        self._num_workers = 1
+        self._collate: Callable[[list[Any]], Any] | None = None
+        self._resume: dict[str, Any] | None = None
+
+    # -- configuration ---------------------------------------------------------------------
+    def set_epoch(self, epoch: int) -> None:
+        """Use ``epoch``'s order (ignored while a loaded state dict is pending)."""
+        if self._resume is None:
+            self.current_epoch = epoch
+        for child in self.datasets:
+            child.set_epoch(epoch)
+
+    def set_shuffle(self, shuffle: bool) -> None:
+        """Change every dataset's ``shuffle``."""
+        for child in self.datasets:
+            child.set_shuffle(shuffle)
+
+    def set_drop_last(self, drop_last: bool) -> None:
+        """Change every dataset's ``drop_last``."""
+        for child in self.datasets:
+            child.set_drop_last(drop_last)
+
+    def set_num_workers(self, num_workers: int) -> None:
+        """Plan for ``num_workers`` DataLoader workers."""
+        self._num_workers = max(1, num_workers)
+        for child in self.datasets:
+            child.set_num_workers(num_workers)
+
+    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
+        """Yield batches collated with ``collate`` (inside the workers) instead of samples."""
+        self._collate = collate
+
+    # -- iteration -------------------------------------------------------------------------
+    def _same_topology(self, topology: Topology) -> bool:
+        saved = (self._resume or {}).get("topology")
+        return saved == [topology.world_size, topology.num_workers, topology.batch_size]
+
+    def _rotation(self, topology: Topology) -> int:
+        if self._resume is not None and self._same_topology(topology):
+            return int(self._resume.get("next_worker", 0))
+        return 0
+
+    def _saved(self, key: str, topology: Topology) -> list[int]:
+        """Per-worker counts saved under ``key`` by a same-topology run, else zeros."""
+        if self._resume is None or not self._same_topology(topology):
+            return [0] * topology.num_workers
+        return [int(value) for value in self._resume[key]]
+
+    def _stream(
+        self,
+        runs: Iterable[tuple[int, list[Any]]],
+        batch_size: int,
+        logical: int,
+        topology: Topology,
+        *,
+        whole_runs: bool = False,
+        every_dataset: bool = False,
+    ) -> Iterator[Any]:
+        """Yield the samples of ``runs``, or batches of them when a loader iterates.
+
+        ``every_dataset``: each sample holds one item of every dataset (a zip).
+        """
+        if self._collate is None:
+            for _, run in runs:
+                yield from run
+        else:
+            count = len(self.datasets)
+            for envelope in batches(
+                runs,
+                batch_size,
+                self._collate,
+                logical,
+                1 if every_dataset else count,
+                whole_runs=whole_runs,
+            ):
+                yield (
+                    envelope._replace(counts=envelope.counts * count)
+                    if every_dataset
+                    else (envelope)
+                )
+        if topology.num_workers == 1 and not in_worker():
+            self.reset_state_dict()
+            self.current_epoch += 1
+
+    # -- resume ----------------------------------------------------------------------------
+    @property
+    def resuming(self) -> bool:
+        """Whether a loaded state dict will shape the next iteration."""
+        return self._resume is not None
+
+    def reset_state_dict(self) -> None:
+        """Forget a loaded state dict."""
+        self._resume = None
+        for child in self.datasets:
+            child.reset_state_dict()
+
+    def _settings(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _items(self, counts: Sequence[int]) -> int:
+        """The composition's number of items, from its children's."""
+        raise NotImplementedError
+
+    def agreement(self) -> dict[str, Any]:
+        """What every rank must agree on before reading."""
+        children = [child.agreement() for child in self.datasets]
+        return {
+            "items": self._items([c["items"] for c in children]),
+            "datasets": children,
+            **self._settings(),
+        }
+
+    def _state(
+        self,
+        per_child: Sequence[Sequence[int]],
+        num_workers: int,
+        batch_size: int,
+        next_worker: int,
+        own: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Each child's state (from its per-worker counts) and this composition's."""
+        _, world = rank_and_world()
+        children = {
+            str(position): child.state_dict(sum(counts), num_workers, 1, list(counts), next_worker)
+            for position, (child, counts) in enumerate(zip(self.datasets, per_child, strict=True))
+        }
+        topology = [world, max(1, num_workers), batch_size]
+        return {
+            **children,
+            self.state_key: {
+                **self._settings(),
+                "current_epoch": self.current_epoch,
+                "topology": topology,
+                "next_worker": next_worker,
+                **own,
+            },
+        }
+
+    def _loads_children(self) -> bool:
+        """Whether the children resume from their own states (else the composition places them)."""
+        return True
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Resume from this composition's part of a state dict.
+
+        Raises:
+            RuntimeError: It holds another number of datasets.
+            ValueError: Its settings differ (see ``force_override_state_dict``).
+        """
+        own = state.get(self.state_key)
+        children = [key for key in state if key != self.state_key]
+        if own is None or len(children) != len(self.datasets):
+            raise RuntimeError(
+                f"The state dict holds {len(children)} datasets, this "
+                f"{type(self).__name__} {len(self.datasets)}."
+            )
+        validate_state(own, self._settings(), self.force_override_state_dict)
+        self._resume = dict(own)
+        self.current_epoch = int(own["current_epoch"])
+        if self._loads_children():
+            for position, child in enumerate(self.datasets):
+                child.load_state_dict(state[str(position)])
