@@ -242,21 +242,14 @@ def optimize(
     source: WorkSource
     if items is None:
         source = LiveQueue(queue, ALL_DONE)
-    elif ordered:
-        slices = contiguous_slices(numbered(items), workers, chunk_size if align_chunking else None)
-        source = slices
+    elif not ordered:
+        source = shared(numbered(items))
+    else:
+        source = contiguous_slices(numbered(items), workers, chunk_size if align_chunking else None)
         if use_checkpoint:
             checkpoints = Checkpoints(output.directory)
             job.checkpoints = checkpoints.directory
-            job.resume = checkpoints.load(slices.slices)
-            source = type(slices)(
-                [
-                    part[job.resume[r].inputs_done :] if r in job.resume else part
-                    for r, part in enumerate(slices.slices)
-                ]
-            )
-    else:
-        source = shared(numbered(items))
+            source, job.resume = checkpoints.resume(source)
 
     start = time.monotonic()
     total = None if items is None else len(items)
