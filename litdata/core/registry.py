@@ -64,10 +64,33 @@ class PluginInfo:
         return f"{self.distribution} {self.version}"
 
 
+@dataclass(frozen=True)
+class _Declared:
+    """An entry point in a ``litdata`` group, with the distribution that declares it."""
+
+    entry_point: metadata.EntryPoint
+    distribution: str
+    version: str
+
+    @property
+    def origin(self) -> str:
+        return f"{self.entry_point.value} from {self.distribution} {self.version}"
+
+
 @functools.cache
-def _installed_entry_points() -> tuple[metadata.EntryPoint, ...]:
-    """Every installed entry point, read once for all registries (reading is slow)."""
-    return tuple(ep for dist in metadata.distributions() for ep in dist.entry_points)
+def _installed_entry_points() -> tuple[_Declared, ...]:
+    """Every installed entry point of a ``litdata`` group, read once for all registries.
+
+    A distribution's metadata is parsed only when it declares such an entry point (parsing
+    every installed distribution's metadata would cost more than the rest of opening a dataset).
+    """
+    declared: list[_Declared] = []
+    for dist in metadata.distributions():
+        ours = [ep for ep in dist.entry_points if ep.group.startswith("litdata")]
+        if ours:
+            meta = dist.metadata
+            declared.extend(_Declared(ep, meta["Name"], meta["Version"]) for ep in ours)
+    return tuple(declared)
 
 
 def _target_of(obj: Any) -> str:
@@ -91,22 +114,23 @@ class Registry(Generic[T]):
         self.protocol = protocol
         self._registered: dict[str, type[T]] = {}
         self._loaded: dict[str, type[T]] = {}
-        self._entry_points: dict[str, list[metadata.EntryPoint]] | None = None
+        self._entry_points: dict[str, list[_Declared]] | None = None
         self._lock = threading.RLock()
 
     # -- discovery ---------------------------------------------------------------------------
-    def _discovered(self) -> dict[str, list[metadata.EntryPoint]]:
+    def _discovered(self) -> dict[str, list[_Declared]]:
         with self._lock:
             if self._entry_points is None:
-                found: dict[str, list[metadata.EntryPoint]] = {}
+                found: dict[str, list[_Declared]] = {}
                 seen: set[tuple[str, str, str]] = set()
-                group = (ep for ep in _installed_entry_points() if ep.group == self.group)
-                for entry_point in group:
-                    dist = entry_point.dist.name if entry_point.dist else "?"
-                    key = (entry_point.name, entry_point.value, dist)
+                for declared in _installed_entry_points():
+                    entry_point = declared.entry_point
+                    if entry_point.group != self.group:
+                        continue
+                    key = (entry_point.name, entry_point.value, declared.distribution)
                     if key not in seen:  # the same distribution seen twice on sys.path
                         seen.add(key)
-                        found.setdefault(entry_point.name, []).append(entry_point)
+                        found.setdefault(entry_point.name, []).append(declared)
                 self._entry_points = found
             return self._entry_points
 
@@ -125,14 +149,10 @@ class Registry(Generic[T]):
     def __contains__(self, name: object) -> bool:
         return name in self._registered or name in self._discovered()
 
-    def _entry_point(self, name: str) -> metadata.EntryPoint:
+    def _declared(self, name: str) -> _Declared:
         candidates = self._discovered()[name]
         if len(candidates) > 1:
-            origins = " and ".join(
-                f"{ep.value} from {ep.dist.name if ep.dist else '?'} "
-                f"{ep.dist.version if ep.dist else ''}".rstrip()
-                for ep in candidates
-            )
+            origins = " and ".join(candidate.origin for candidate in candidates)
             raise DuplicatePluginError(
                 f"Two plugins claim the {self.noun} name {name!r}: {origins}. Uninstall one "
                 f"of them, or choose one with litdata.registries.{self.kind}.register"
@@ -146,14 +166,9 @@ class Registry(Generic[T]):
             return PluginInfo(self.kind, name, _target_of(self._registered[name]), None, None)
         if name not in self._discovered():
             raise self.unknown(name)
-        entry_point = self._entry_point(name)
-        dist = entry_point.dist
+        declared = self._declared(name)
         return PluginInfo(
-            self.kind,
-            name,
-            entry_point.value,
-            dist.name if dist else None,
-            dist.version if dist else None,
+            self.kind, name, declared.entry_point.value, declared.distribution, declared.version
         )
 
     def infos(self) -> list[PluginInfo]:
@@ -214,13 +229,10 @@ class Registry(Generic[T]):
                 return self._registered[name]
             if name not in self._discovered():
                 raise self.unknown(name)
-            entry_point = self._entry_point(name)
-            dist = entry_point.dist
-            origin = entry_point.value
-            if dist:
-                origin += f" from {dist.name} {dist.version}"
+            declared = self._declared(name)
+            origin = declared.origin
             try:
-                plugin = entry_point.load()
+                plugin = declared.entry_point.load()
             except Exception as error:
                 raise PluginLoadError(
                     f"The {self.noun} plugin {name!r} ({origin}) failed to load: {error}"
