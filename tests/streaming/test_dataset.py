@@ -5,7 +5,7 @@ import pytest
 from helpers import snapshot
 
 import litdata as ld
-from litdata.core.errors import DatasetFormatError
+from litdata.core.errors import DatasetFormatError, SampleError
 
 
 def ids(iterable):
@@ -99,8 +99,22 @@ def test_tokens(tmp_path):
     blocks = list(ds)
     assert len(blocks) == len(ds) == 30
     assert all(block.shape == (100,) for block in blocks)
-    with pytest.raises(DatasetFormatError, match="TokensLoader"):
+    with pytest.raises(DatasetFormatError, match=r"item_loader=TokensLoader\(block_size=...\)"):
         ld.StreamingDataset(tmp_path)
+    with pytest.raises(ValueError, match=r"needs the window size"):
+        ld.StreamingDataset(tmp_path, item_loader=ld.TokensLoader())
+
+
+def test_a_pytree_dataset_opened_with_tokens_loader(numbers):
+    with pytest.raises(DatasetFormatError, match="written with PyTreeLoader, but it is opened"):
+        ld.StreamingDataset(numbers, item_loader=ld.TokensLoader(block_size=8))
+
+
+def test_tokens_samples_must_be_one_dimensional(tmp_path):
+    with pytest.raises(SampleError, match="1-D token arrays"):
+        ld.write_dataset(
+            [np.zeros((2, 2), np.uint16)], tmp_path, chunk_size=10, item_loader=ld.TokensLoader()
+        )
 
 
 @pytest.mark.parametrize(
