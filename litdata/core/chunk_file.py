@@ -40,6 +40,11 @@ class ChunkFile:
         self.view = memoryview(self._map) if self._map is not None else memoryview(b"")
         validate_header(self.view, num_items=entry.chunk_size, file_size=size, name=str(self.path))
 
+    def prefetch(self) -> None:
+        """Ask the kernel to read the whole file ahead (for a chunk about to be streamed)."""
+        if self._map is not None and hasattr(mmap, "MADV_WILLNEED"):
+            self._map.madvise(mmap.MADV_WILLNEED)
+
     def item(self, position: int) -> memoryview:
         """The bytes of the item at ``position`` inside this chunk (zero-copy)."""
         start, end = _OFFSETS.unpack_from(self.view, 4 + 4 * position)

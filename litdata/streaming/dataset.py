@@ -263,10 +263,14 @@ class StreamingDataset(IterableDataset[Any]):
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
         transforms = self.transforms
-        for segment in segments:
+        for number, segment in enumerate(segments):
             region = regions[segment.region]
             order = strategy.item_order(segment.region, region.size, seed, epoch)
             chunk = reader.chunk(region.chunk)
+            if number == 0:
+                chunk.prefetch()
+            if number + 1 < len(segments):  # the kernel reads the next chunk while we decode
+                reader.chunk(regions[segments[number + 1].region].chunk).prefetch()
             start = region.start
             for first in range(segment.offset, segment.offset + segment.count, size):
                 last = min(first + size, segment.offset + segment.count)
