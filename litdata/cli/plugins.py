@@ -8,7 +8,7 @@ from typing import Any
 
 from litdata.core import registries
 from litdata.core.errors import PluginError
-from litdata.core.plugin_manager import get_plugin_manager
+from litdata.core.plugin_manager import get_plugin_manager, hook_origin
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.kind:
         for plugin_name, plugin in get_plugin_manager().list_name_plugin():
             rows.append(
-                ("hooks", plugin_name, _hook_origin(plugin), getattr(plugin, "__name__", ""))
+                ("hooks", plugin_name, hook_origin(plugin_name), getattr(plugin, "__name__", ""))
             )
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
     for row in rows:
@@ -49,10 +49,3 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return 1 if problems else 0
-
-
-def _hook_origin(plugin: object) -> str:
-    for plugin_object, dist in get_plugin_manager().list_plugin_distinfo():
-        if plugin_object is plugin:
-            return f"{dist.project_name} {dist.version}"
-    return "registered in-process"

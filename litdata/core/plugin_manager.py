@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 
 import pluggy
 
-from litdata.core import config, hookspecs
+from litdata.core import config, entry_points, hookspecs
+from litdata.core.errors import PluginLoadError
 
-__all__ = ["get_plugin_manager", "reset_plugin_manager"]
+__all__ = ["get_plugin_manager", "hook_origin", "reset_plugin_manager"]
 
 logger = logging.getLogger(__name__)
 
 _BUILTIN_HOOKS = "litdata.plugins.hooks"
+_HOOK_GROUP = "litdata"
+
+# Which distribution provided each hook plugin loaded from an entry point, by plugin name.
+_origins: dict[str, str] = {}
 
 
 @functools.cache
@@ -28,17 +34,39 @@ def get_plugin_manager() -> pluggy.PluginManager:
     for name in config.blocked_plugins():
         manager.set_blocked(name)
     if config.plugin_autoload():
-        manager.load_setuptools_entrypoints("litdata")
+        _load_entry_points(manager)
     if not manager.has_plugin("builtin"):
         # Autoload may be off (or the package not installed): the defaults still apply.
-        import importlib
-
         manager.register(importlib.import_module(_BUILTIN_HOOKS), name="builtin")
     manager.check_pending()
     logger.debug("litdata hook plugins: %s", [name for name, _ in manager.list_name_plugin()])
     return manager
 
 
+def _load_entry_points(manager: pluggy.PluginManager) -> None:
+    for declared in entry_points.installed():
+        entry_point = declared.entry_point
+        name = entry_point.name
+        if entry_point.group != _HOOK_GROUP or manager.is_blocked(name) or manager.has_plugin(name):
+            continue
+        try:
+            plugin = entry_point.load()
+        except Exception as error:
+            raise PluginLoadError(
+                f"The hook plugin {name!r} ({declared.origin}) failed to load: {error}. "
+                f"Skip it with LITDATA_BLOCK_PLUGINS={name}."
+            ) from error
+        manager.register(plugin, name=name)
+        _origins[name] = f"{declared.distribution} {declared.version}"
+
+
+def hook_origin(name: str) -> str:
+    """The distribution (and version) that provided the hook plugin registered as ``name``."""
+    return _origins.get(name, "registered in-process")
+
+
 def reset_plugin_manager() -> None:
     """Forget the plugin manager so the next use rebuilds it (after installing a plugin)."""
     get_plugin_manager.cache_clear()
+    _origins.clear()
+    entry_points.forget()

@@ -8,15 +8,15 @@ module is imported the first time the plugin is used, and validated then.
 from __future__ import annotations
 
 import difflib
-import functools
 import importlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any, Generic, TypeVar, cast
 
+from litdata.core import entry_points
+from litdata.core.entry_points import Declared
 from litdata.core.errors import (
     DuplicatePluginError,
     PluginLoadError,
@@ -64,35 +64,6 @@ class PluginInfo:
         return f"{self.distribution} {self.version}"
 
 
-@dataclass(frozen=True)
-class _Declared:
-    """An entry point in a ``litdata`` group, with the distribution that declares it."""
-
-    entry_point: metadata.EntryPoint
-    distribution: str
-    version: str
-
-    @property
-    def origin(self) -> str:
-        return f"{self.entry_point.value} from {self.distribution} {self.version}"
-
-
-@functools.cache
-def _installed_entry_points() -> tuple[_Declared, ...]:
-    """Every installed entry point of a ``litdata`` group, read once for all registries.
-
-    A distribution's metadata is parsed only when it declares such an entry point (parsing
-    every installed distribution's metadata would cost more than the rest of opening a dataset).
-    """
-    declared: list[_Declared] = []
-    for dist in metadata.distributions():
-        ours = [ep for ep in dist.entry_points if ep.group.startswith("litdata")]
-        if ours:
-            meta = dist.metadata
-            declared.extend(_Declared(ep, meta["Name"], meta["Version"]) for ep in ours)
-    return tuple(declared)
-
-
 def _target_of(obj: Any) -> str:
     module = getattr(obj, "__module__", type(obj).__module__)
     return f"{module}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
@@ -114,16 +85,16 @@ class Registry(Generic[T]):
         self.protocol = protocol
         self._registered: dict[str, type[T]] = {}
         self._loaded: dict[str, type[T]] = {}
-        self._entry_points: dict[str, list[_Declared]] | None = None
+        self._entry_points: dict[str, list[Declared]] | None = None
         self._lock = threading.RLock()
 
     # -- discovery ---------------------------------------------------------------------------
-    def _discovered(self) -> dict[str, list[_Declared]]:
+    def _discovered(self) -> dict[str, list[Declared]]:
         with self._lock:
             if self._entry_points is None:
-                found: dict[str, list[_Declared]] = {}
+                found: dict[str, list[Declared]] = {}
                 seen: set[tuple[str, str, str]] = set()
-                for declared in _installed_entry_points():
+                for declared in entry_points.installed():
                     entry_point = declared.entry_point
                     if entry_point.group != self.group:
                         continue
@@ -140,7 +111,7 @@ class Registry(Generic[T]):
             self._entry_points = None
             self._loaded.clear()
             importlib.invalidate_caches()
-            _installed_entry_points.cache_clear()
+            entry_points.forget()
 
     def names(self) -> list[str]:
         """Every known name, sorted. Imports no plugin."""
@@ -149,7 +120,7 @@ class Registry(Generic[T]):
     def __contains__(self, name: object) -> bool:
         return name in self._registered or name in self._discovered()
 
-    def _declared(self, name: str) -> _Declared:
+    def _declared(self, name: str) -> Declared:
         candidates = self._discovered()[name]
         if len(candidates) > 1:
             origins = " and ".join(candidate.origin for candidate in candidates)

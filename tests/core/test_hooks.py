@@ -6,7 +6,8 @@ import pytest
 
 import litdata as ld
 from litdata.core import hooks, registries
-from litdata.core.plugin_manager import get_plugin_manager, reset_plugin_manager
+from litdata.core.errors import PluginLoadError
+from litdata.core.plugin_manager import get_plugin_manager, hook_origin, reset_plugin_manager
 from litdata.testing import fake_distribution
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -106,3 +107,29 @@ def test_unknown_storage_scheme_is_a_clear_error(tmp_path):
     with pytest.raises(KeyError, match="No storage backend named 'nosuch'"):
         ld.DatasetReader("nosuch://bucket/data")
     assert "file" in registries.storage.names()
+
+
+def test_hook_plugin_origin_names_its_distribution(recorder):
+    assert hook_origin("recorder") == "litdata-plugin-recorder 0.1.0"
+    assert hook_origin("builtin").startswith("litdata ")
+
+
+def test_hook_plugin_that_fails_to_import_names_itself_and_the_way_out(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path / "dist"))
+    fake_distribution(
+        tmp_path / "dist",
+        "litdata-plugin-broken",
+        {"litdata": {"broken": "broken_hooks"}},
+        {"broken_hooks": "import a_module_that_is_not_installed\n"},
+    )
+    reset_plugin_manager()
+    with pytest.raises(PluginLoadError) as error:
+        get_plugin_manager()
+    message = str(error.value)
+    assert "'broken'" in message
+    assert "litdata-plugin-broken 0.1.0" in message
+    assert "a_module_that_is_not_installed" in message
+    assert "LITDATA_BLOCK_PLUGINS=broken" in message
+    monkeypatch.setenv("LITDATA_BLOCK_PLUGINS", "broken")
+    reset_plugin_manager()
+    assert get_plugin_manager().get_plugin("broken") is None

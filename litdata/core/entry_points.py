@@ -1,0 +1,83 @@
+"""The installed entry points of litdata's groups, found in one pass over ``sys.path``.
+
+Both the typed registries (``litdata.<kind>``) and the pluggy hook manager (``litdata``) read
+this list, so opening the first dataset scans installed distributions once. The scan opens
+only each distribution's ``entry_points.txt`` and parses a distribution's metadata only when
+that file names a litdata group: a typical environment has hundreds of distributions, and
+reading all of their metadata through :func:`importlib.metadata.distributions` costs more
+than the rest of opening a dataset.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+
+__all__ = ["Declared", "forget", "installed"]
+
+_GROUP_PREFIX = "litdata"
+_METADATA_SUFFIXES = (".dist-info", ".egg-info")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """An entry point in a litdata group, with the distribution that declares it.
+
+    Attributes:
+        entry_point: The entry point (its group, name and ``module:attr`` value).
+        distribution: The declaring distribution's name.
+        version: That distribution's version.
+    """
+
+    entry_point: metadata.EntryPoint
+    distribution: str
+    version: str
+
+    @property
+    def origin(self) -> str:
+        """``module:attr from distribution version``, for messages."""
+        return f"{self.entry_point.value} from {self.distribution} {self.version}"
+
+
+def _metadata_dirs() -> Iterator[str]:
+    """Every ``*.dist-info`` / ``*.egg-info`` directory directly on ``sys.path``, in order."""
+    for entry in sys.path:
+        folder = entry or os.curdir
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:  # a zip file, a missing directory
+            continue
+        for name in names:
+            if name.endswith(_METADATA_SUFFIXES):
+                yield os.path.join(folder, name)
+
+
+def _declares_litdata(metadata_dir: str) -> bool:
+    try:
+        with open(os.path.join(metadata_dir, "entry_points.txt"), encoding="utf-8") as file:
+            return f"[{_GROUP_PREFIX}" in file.read()
+    except OSError:
+        return False
+
+
+@functools.cache
+def installed() -> tuple[Declared, ...]:
+    """Every installed entry point whose group starts with ``litdata``, read once per process."""
+    declared: list[Declared] = []
+    for metadata_dir in _metadata_dirs():
+        if not _declares_litdata(metadata_dir):
+            continue
+        distribution = metadata.PathDistribution.at(metadata_dir)
+        ours = [ep for ep in distribution.entry_points if ep.group.startswith(_GROUP_PREFIX)]
+        meta = distribution.metadata
+        declared.extend(Declared(ep, meta["Name"], meta["Version"]) for ep in ours)
+    return tuple(declared)
+
+
+def forget() -> None:
+    """Scan again on the next :func:`installed` call (after installing or removing a plugin)."""
+    installed.cache_clear()
