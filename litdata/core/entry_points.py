@@ -64,6 +64,17 @@ def _declares_litdata(metadata_dir: str) -> bool:
         return False
 
 
+def _name_and_version(distribution: metadata.Distribution) -> tuple[str, str]:
+    """``Name`` and ``Version`` from the metadata's header, without parsing its long body."""
+    text = distribution.read_text("METADATA") or distribution.read_text("PKG-INFO") or ""
+    header = text.split("\n\n", 1)[0]
+    fields: dict[str, str] = {}
+    for line in header.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip().lower(), value.strip())
+    return fields.get("name", "unknown"), fields.get("version", "unknown")
+
+
 @functools.cache
 def installed() -> tuple[Declared, ...]:
     """Every installed entry point whose group starts with ``litdata``, read once per process."""
@@ -73,8 +84,8 @@ def installed() -> tuple[Declared, ...]:
             continue
         distribution = metadata.PathDistribution.at(metadata_dir)
         ours = [ep for ep in distribution.entry_points if ep.group.startswith(_GROUP_PREFIX)]
-        meta = distribution.metadata
-        declared.extend(Declared(ep, meta["Name"], meta["Version"]) for ep in ours)
+        name, version = _name_and_version(distribution)
+        declared.extend(Declared(ep, name, version) for ep in ours)
     return tuple(declared)
 
 

@@ -84,12 +84,15 @@ def _unwrap_nothing(envelope: Any) -> Any:
     return envelope
 
 
-def _streamable_types() -> tuple[type, ...]:
-    from litdata.streaming.combined import CombinedStreamingDataset
+def _is_streamable(dataset: object) -> bool:
+    """Whether ``dataset`` is one of ours; the composition modules load only for compositions."""
     from litdata.streaming.dataset import StreamingDataset
-    from litdata.streaming.parallel import ParallelStreamingDataset
 
-    return StreamingDataset, CombinedStreamingDataset, ParallelStreamingDataset
+    if isinstance(dataset, StreamingDataset):
+        return True
+    from litdata.streaming.composed import ComposedDataset
+
+    return isinstance(dataset, ComposedDataset)
 
 
 class StreamingDataLoader(DataLoader[Any]):
@@ -119,7 +122,7 @@ class StreamingDataLoader(DataLoader[Any]):
         collate_fn: Callable[[list[Any]], Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(dataset, _streamable_types()):
+        if not _is_streamable(dataset):
             raise RuntimeError(
                 f"StreamingDataLoader reads a StreamingDataset, CombinedStreamingDataset or "
                 f"ParallelStreamingDataset, got {type(dataset).__name__}. Use "
