@@ -26,14 +26,18 @@ RESULT_PREFIX = "BENCH_RESULT "
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Dispatch to the system adapter; returns the result dict."""
     import systems
+    from memory import tree_pss_kib
     from systems.base import Unsupported, write_marker
 
     system = systems.load(args.system)(Path(args.root))
     try:
         system.setup()
-        if args.action == "prepare":
+        if args.action in ("prepare", "prepare-mixture"):
             out = Path(args.out)
-            system.prepare(args.workload, out)
+            if args.action == "prepare":
+                system.prepare(args.workload, out)
+            else:
+                system.prepare_mixture(out)
             if out.exists():
                 write_marker(
                     out, {"system": args.system, "workload": args.workload, **system.versions()}
@@ -47,10 +51,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result = system.stream(
                 args.workload, Path(args.dataset), bool(args.shuffle), args.num_workers
             )
+        elif args.action == "mixture":
+            result = system.mixture(Path(args.dataset), args.mix, args.num_workers)
         else:
             raise SystemExit(f"unknown action {args.action}")
     except Unsupported as exc:
         return {"ok": False, "unsupported": str(exc)}
+    # One more PSS sample at the end of the action (the parent samples only every 200 ms, which
+    # can miss all of a 0.1 s epoch); outside any timed region. The parent keeps the largest. The
+    # read rows also sample at the end of their loop, before the loader is dropped.
+    end_mb = tree_pss_kib(os.getpid()) * 1024 / 1e6
+    result["pss_end_mb"] = max(float(result.get("pss_end_mb") or 0.0), end_mb)
     result["ok"] = True
     result["versions"] = system.versions()
     if system.note:
@@ -69,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default=None, help="dataset directory (random/stream)")
     parser.add_argument("--shuffle", type=int, default=0)
     parser.add_argument("--num-workers", type=int, default=0)
+    parser.add_argument("--mix", default="weighted", choices=("weighted", "all"))
     args = parser.parse_args(argv)
     try:
         result = run(args)

@@ -53,9 +53,15 @@ def tree_pss_kib(pid: int) -> int:
 
 
 class PeakPss:
-    """Samples the tree PSS of ``pid`` every ``interval`` s while entered; see ``peak_mb``."""
+    """Samples the tree PSS of ``pid`` every ``interval`` s while entered; see ``peak_mb``.
 
-    def __init__(self, pid: int, interval: float = 0.05) -> None:
+    One sample costs ~4 ms of CPU per process that has torch loaded (the kernel walks its page
+    tables for ``smaps_rollup``), so sampling every 50 ms took up to a quarter of a core from the
+    measured children on 2 CPUs; every 200 ms costs a few percent. Short runs can fall between two
+    samples, so each child also samples itself once when its action ends (``child.py``).
+    """
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
         self.pid = pid
         self.interval = interval
         self.peak_kib = 0

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workloads import MIX_WEIGHTS
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -18,6 +20,7 @@ class Metric:
     label: str
     higher_is_better: bool
     digits: int = 2
+    compare: bool = True  # show ``ours vs X`` ratios for this metric
 
 
 @dataclass(frozen=True)
@@ -25,11 +28,13 @@ class Row:
     """A benchmark row: one child action over workloads x variants x systems."""
 
     name: str
-    action: str  # child action: write, optimize, random, stream
+    action: str  # child action: write, optimize, random, stream, mixture
     workloads: tuple[str, ...]  # workloads this row can run
     metrics: tuple[Metric, ...]
     variants: tuple[dict[str, Any], ...] = ({},)
     needs_dataset: bool = False  # reads a dataset prepared by the same system
+    prepare_action: str = "prepare"  # child action that writes that dataset
+    dataset_suffix: str = ""  # prepared/<system>/<workload><suffix>
     description: str = ""
     notes: dict[str, str] = field(default_factory=dict)  # per-system footnotes
     defaults: tuple[str, ...] | None = (
@@ -41,6 +46,10 @@ class Row:
         if not variant:
             return ""
         parts = []
+        if "mix" in variant:
+            weights = "/".join(str(w) for w in MIX_WEIGHTS)
+            weighted = variant["mix"] == "weighted"
+            parts.append(f"weights {weights}" if weighted else "all, no weights")
         if "shuffle" in variant:
             parts.append("shuffle" if variant["shuffle"] else "no shuffle")
         if "num_workers" in variant:
@@ -105,6 +114,40 @@ ROWS: dict[str, Row] = {
             ),
             needs_dataset=True,
             description="one epoch from building dataset + loader to the last batch",
+        ),
+        Row(
+            "mixture",
+            "mixture",
+            ("W2",),
+            (
+                Metric("tokens_per_s", "tokens/s", True, 0),
+                Metric("first_batch_ms", "first batch ms", False, 0),
+                PSS,
+                Metric("b_share", "B share", True, 3, compare=False),
+            ),
+            variants=tuple(
+                {"mix": mix, "num_workers": workers}
+                for mix in ("weighted", "all")
+                for workers in (0, 2)
+            ),
+            needs_dataset=True,
+            prepare_action="prepare-mixture",
+            dataset_suffix="-mix",
+            description=(
+                "W2 split into token corpora A (documents 0-187, 14,664 blocks) and B (the other"
+                " 125, 9,750 blocks); one epoch of CombinedStreamingDataset([A, B], seed=42) over"
+                " shuffled StreamingDataset(TokensLoader(block_size=2048)) + StreamingDataLoader,"
+                " batch 8. 'weights 0.7/0.3': iterate_over_all=False, stops when a corpus runs out;"
+                " 'all, no weights': iterate_over_all=True, every block of A and B once"
+            ),
+            notes={
+                "mosaic": "bonus, different semantics: StreamingDataset(streams=[Stream(A),"
+                " Stream(B)], shuffle=True) + torch DataLoader; 'weights' = fixed per-epoch counts"
+                " Stream(A, choose=14,664), Stream(B, choose=6,285) (B share exactly 0.3), not a"
+                " weighted draw per sample that stops when a corpus runs out",
+                "webdataset": "not applicable: no mixture dataset in the benchmarked API",
+                "baseline": "not applicable: no mixture",
+            },
         ),
     ]
 }

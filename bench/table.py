@@ -39,6 +39,8 @@ class Cell:
 
 
 def _fmt(value: float, digits: int) -> str:
+    if value >= 1_000_000 and digits == 0:
+        return f"{value / 1e6:.1f}M"
     if value >= 10_000 and digits == 0:
         return f"{value / 1000:.1f}k"
     return f"{value:,.{digits}f}"
@@ -62,6 +64,8 @@ def cell_text(cell: Cell | None, metric: Metric) -> str:
 
 def ratio(ours: Cell | None, peer: Cell | None, metric: Metric) -> str:
     """How much better ours is than ``peer`` on ``metric`` (>1 = ours better), e.g. ``1.25x``."""
+    if not metric.compare:
+        return ""
     if ours is None or peer is None or ours.status != "ok" or peer.status != "ok":
         return "-"
     a, b = ours.median(metric.key), peer.median(metric.key)
@@ -98,11 +102,16 @@ def render(row: Row, cells: dict[tuple[str, str, str], Cell], systems: list[str]
             parts = [name, metric.label, *[cell_text(by_system[s], metric) for s in systems]]
             parts += [ratio(by_system.get("ours"), by_system.get(p), metric) for p in ratio_peers]
             lines.append("| " + " | ".join(parts) + " |")
-    problems = [
-        f"- {w} {v} {s}: {c.status}".replace("  ", " ")
-        for (w, v, s), c in cells.items()
-        if c.status != "ok"
-    ]
+    problems = []
+    for system in systems:
+        mine = {(w, v): c.status for (w, v, s), c in cells.items() if s == system}
+        failed = {k: status for k, status in mine.items() if status != "ok"}
+        if failed and len(set(failed.values())) == 1 and len(failed) == len(mine) > 1:
+            problems.append(f"- {system} (every cell): {next(iter(failed.values()))}")
+            continue
+        problems += [
+            f"- {w} {v} {system}: {status}".replace("  ", " ") for (w, v), status in failed.items()
+        ]
     notes = [f"- {s}: {row.notes[s]}" for s in systems if s in row.notes]
     for (_, _, s), c in cells.items():
         if c.note and f"- {s}: {c.note}" not in notes:

@@ -9,8 +9,11 @@ The files double as the *memmap baseline* and as the source every system's write
     <data>/W3/x.npy        float32[200,000, 16]
     <data>/W3/y.npy        int64[200,000]
     <data>/checksums.json  expected checksums (full epoch and the random-access index set)
+    <data>/W2/block-fingerprints-v1.npy  uint64 fingerprint of every W2 block (mixture row checks)
 
 W4 reuses W1's files; only its ``optimize`` fn differs (the first 10% of inputs sleep 10x longer).
+The mixture row splits W2's documents into two token corpora: A (documents 0-187, ~60%) and B
+(documents 188-312).
 This module only needs NumPy: it is imported by the parent and by every child interpreter.
 """
 
@@ -65,6 +68,14 @@ WORKLOADS: dict[str, Workload] = {
 
 RANDOM_ACCESS_COUNT = 1_000
 RANDOM_SEED = 1234
+
+# Mixture row: two corpora cut from W2's documents, mixed 0.7/0.3 (see ``MixtureChecker``).
+MIX_A_DOCS = 188  # corpus A = documents [0, 188) (~60%), corpus B = the other 125
+MIX_BLOCKS = {"A": MIX_A_DOCS * W2_BLOCKS_PER_DOC, "B": (W2_DOCS - MIX_A_DOCS) * W2_BLOCKS_PER_DOC}
+MIX_WEIGHTS = (0.7, 0.3)
+MIX_SEED = 42
+MIX_SHARE_TOLERANCE = 0.05
+FINGERPRINTS_FILE = "block-fingerprints-v1.npy"
 
 
 def data_dir() -> Path:
@@ -127,6 +138,14 @@ def ensure_data(root: Path | None = None, log: Any = print) -> Path:
     checks = root / f"checksums-v{DATA_VERSION}.json"
     if not checks.exists():
         checks.write_text(json.dumps(compute_expected(root), indent=1))
+    fingerprints = source_dir("W2", root) / FINGERPRINTS_FILE
+    if not fingerprints.exists():
+        tokens = np.fromfile(source_dir("W2", root) / "tokens.bin", dtype=np.uint16)
+        fps = block_fingerprints(tokens.reshape(W2_BLOCKS, W2_BLOCK))
+        if len(np.unique(fps)) != W2_BLOCKS:
+            raise RuntimeError("W2 block fingerprints collide; change _FINGERPRINT_SEED")
+        np.save(fingerprints.with_suffix(".tmp.npy"), fps)
+        os.replace(fingerprints.with_suffix(".tmp.npy"), fingerprints)
     return root
 
 
@@ -186,6 +205,11 @@ def _source(workload: str, root: str) -> Source:
     if key not in _SOURCES:
         _SOURCES[key] = Source(workload, Path(root))
     return _SOURCES[key]
+
+
+def mixture_inputs(corpus: str) -> list[int]:
+    """W2 document indices of mixture corpus ``A`` or ``B`` (inputs to W2's ``optimize_fn``)."""
+    return list(range(MIX_A_DOCS)) if corpus == "A" else list(range(MIX_A_DOCS, W2_DOCS))
 
 
 def optimize_inputs(workload: str) -> list[int]:
@@ -279,6 +303,82 @@ class Checker:
     def result(self) -> dict[str, int]:
         """The fingerprint (compare with ``expected_checks``)."""
         return {"count": self.count, "a": self.a, "b": self.b}
+
+
+_FINGERPRINT_SEED = 5
+_FINGERPRINT_WEIGHTS = np.random.default_rng(_FINGERPRINT_SEED).integers(
+    0, np.iinfo(np.uint64).max, size=W2_BLOCK // 4, dtype=np.uint64, endpoint=True
+) | np.uint64(1)
+
+
+def block_fingerprints(blocks: Any) -> np.ndarray:
+    """One uint64 per 2,048-token block: a random linear hash (mod 2**64) of all its tokens."""
+    arr = np.ascontiguousarray(_as_numpy(blocks), dtype=np.uint16)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.shape[1] != W2_BLOCK:
+        raise ValueError(f"token block of length {arr.shape[1]}, expected {W2_BLOCK}")
+    return (arr.view(np.uint64) * _FINGERPRINT_WEIGHTS).sum(axis=1, dtype=np.uint64)
+
+
+class MixtureChecker:
+    """Checks a mixture epoch: every block a real block of A or B, none twice, B's share.
+
+    ``add`` only fingerprints each batch (cheap, inside the timed loop); ``result`` looks the
+    fingerprints up in W2's precomputed ones (after the timing).
+    """
+
+    def __init__(self) -> None:
+        self.parts: list[np.ndarray] = []
+
+    def add(self, batch: Any) -> int:
+        """Fingerprint one batch; returns its number of blocks."""
+        fps = block_fingerprints(batch["tokens"] if isinstance(batch, dict) else batch)
+        self.parts.append(fps)
+        return len(fps)
+
+    def result(self, root: Path) -> dict[str, Any]:
+        """Counts per corpus, duplicates and blocks that are no W2 block (``foreign``)."""
+        source = np.load(source_dir("W2", root) / FINGERPRINTS_FILE)
+        order = np.argsort(source)
+        ordered = source[order]
+        got = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.uint64)
+        pos = np.minimum(np.searchsorted(ordered, got), len(ordered) - 1)
+        known = ordered[pos] == got
+        block = order[pos[known]]
+        a_blocks = int((block < MIX_BLOCKS["A"]).sum())
+        count = len(got)
+        return {
+            "count": count,
+            "a_blocks": a_blocks,
+            "b_blocks": int(known.sum()) - a_blocks,
+            "foreign": int((~known).sum()),
+            "duplicates": count - len(np.unique(got)),
+        }
+
+
+def mixture_problems(check: dict[str, Any], mix: str) -> list[str]:
+    """Why a mixture epoch is wrong (empty if right).
+
+    ``weighted`` (weights 0.7/0.3, stop when one corpus runs out): no duplicate or foreign block,
+    B's share within ``MIX_SHARE_TOLERANCE`` of 0.3, and one corpus fully read. ``all``
+    (``iterate_over_all``): every block of A and B exactly once.
+    """
+    problems = []
+    if check.get("foreign"):
+        problems.append(f"{check['foreign']} blocks are not W2 blocks")
+    if check.get("duplicates"):
+        problems.append(f"{check['duplicates']} duplicate blocks")
+    a, b = check.get("a_blocks", 0), check.get("b_blocks", 0)
+    if mix == "weighted":
+        share = b / (a + b) if a + b else 0.0
+        if abs(share - MIX_WEIGHTS[1]) > MIX_SHARE_TOLERANCE:
+            problems.append(f"B share {share:.3f}, expected {MIX_WEIGHTS[1]}")
+        if a != MIX_BLOCKS["A"] and b != MIX_BLOCKS["B"]:
+            problems.append(f"stopped with neither corpus exhausted (A {a}, B {b})")
+    elif (a, b) != (MIX_BLOCKS["A"], MIX_BLOCKS["B"]):
+        problems.append(f"A {a}/{MIX_BLOCKS['A']}, B {b}/{MIX_BLOCKS['B']} blocks")
+    return problems
 
 
 def collate_images(samples: list[dict[str, Any]]) -> dict[str, Any]:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from workloads import WORKLOADS, Checker, Source, random_indices
+from memory import tree_pss_kib
+from workloads import W2_BLOCK, WORKLOADS, Checker, MixtureChecker, Source, random_indices
 
 
 class Unsupported(Exception):
@@ -51,6 +52,11 @@ def add_batch(checker: Checker, batch: Any, kind: str) -> None:
         checker.add_records(batch[0], batch[1])
 
 
+def pss_now_mb() -> float:
+    """PSS of this process and its children now, in MB (a sample the parent's sampler may miss)."""
+    return tree_pss_kib(os.getpid()) * 1024 / 1e6
+
+
 def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int) -> dict[str, Any]:
     """Time one epoch: from building dataset + loader (inside ``make_loader``) to the last batch."""
     checker = Checker(kind)
@@ -64,8 +70,10 @@ def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int)
         add_batch(checker, batch, kind)
         batches += 1
     elapsed = time.perf_counter() - start
+    pss_end = pss_now_mb()  # untimed, while the loader and its dataset are still alive
     got = checker.result()
     return {
+        "pss_end_mb": pss_end,
         "metrics": {
             "samples_per_s": got["count"] / elapsed if elapsed > 0 else 0.0,
             "epoch_s": elapsed,
@@ -74,6 +82,35 @@ def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int)
         },
         "check": got,
         "check_kind": "full",
+    }
+
+
+def time_mixture(make_loader: Callable[[], Iterable[Any]], root: Path) -> dict[str, Any]:
+    """Time one mixture epoch (building datasets + loader to the last batch) of token blocks."""
+    checker = MixtureChecker()
+    start = time.perf_counter()
+    loader = make_loader()
+    first = None
+    blocks = 0
+    for batch in loader:
+        if first is None:
+            first = time.perf_counter() - start
+        blocks += checker.add(batch)
+    elapsed = time.perf_counter() - start
+    pss_end = pss_now_mb()  # untimed, while the loader and its datasets are still alive
+    got = checker.result(root)
+    return {
+        "pss_end_mb": pss_end,
+        "metrics": {
+            "tokens_per_s": blocks * W2_BLOCK / elapsed if elapsed > 0 else 0.0,
+            "blocks_per_s": blocks / elapsed if elapsed > 0 else 0.0,
+            "epoch_s": elapsed,
+            "first_batch_ms": (first or 0.0) * 1e3,
+            "blocks": blocks,
+            "b_share": got["b_blocks"] / blocks if blocks else 0.0,
+        },
+        "check": got,
+        "check_kind": "mixture",
     }
 
 
@@ -94,6 +131,7 @@ def time_random(
         durations.append(time.perf_counter() - t0)
         checker.add_sample(sample)
     return {
+        "pss_end_mb": pss_now_mb(),
         "metrics": {
             "p50_us": percentile_us(durations, 50),
             "p99_us": percentile_us(durations, 99),
@@ -131,7 +169,7 @@ class System:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.note = ""  # shown under the table (e.g. a fallback the adapter had to take)
+        self.note = ""  # shown under the table (how the adapter ran this cell, if notable)
 
     def source(self, workload: str) -> Source:
         """The workload's plain files."""
@@ -162,6 +200,14 @@ class System:
     ) -> dict[str, Any]:
         """Row ``stream``: one epoch through the system's loader."""
         raise Unsupported("no streaming loader")
+
+    def prepare_mixture(self, out: Path) -> None:
+        """Write the mixture row's two token corpora to ``out/A`` and ``out/B``."""
+        raise Unsupported("no token mixture")
+
+    def mixture(self, dataset: Path, mix: str, num_workers: int) -> dict[str, Any]:
+        """Row ``mixture``: one epoch of the A/B token mixture (``mix``: weighted or all)."""
+        raise Unsupported("no token mixture")
 
     def versions(self) -> dict[str, str]:
         """Versions worth recording in the results."""

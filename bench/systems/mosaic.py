@@ -5,9 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workloads import W1_COUNT, W2_BLOCK, W2_BLOCKS, W4_BASE_COST_S, WORKLOADS, collate_images
+from workloads import (
+    MIX_BLOCKS,
+    MIX_SEED,
+    MIX_WEIGHTS,
+    W1_COUNT,
+    W2_BLOCK,
+    W2_BLOCKS,
+    W4_BASE_COST_S,
+    WORKLOADS,
+    collate_images,
+)
 
-from systems.base import System, fresh_dir, time_random, time_stream, timed
+from systems.base import System, fresh_dir, time_mixture, time_random, time_stream, timed
 
 SIZE_LIMIT = 64_000_000
 
@@ -102,6 +112,42 @@ class Mosaic(System):
             )
 
         return time_stream(make, spec.kind, spec.count)
+
+    def prepare_mixture(self, out: Path) -> None:
+        """Corpora A and B as two MDS datasets of 2,048-token blocks (W2's blocks, in order)."""
+        from streaming import MDSWriter
+
+        src = self.source("W2")
+        first = {"A": 0, "B": MIX_BLOCKS["A"]}
+        for corpus, start in first.items():
+            fresh_dir(out / corpus)
+            with MDSWriter(
+                columns=COLUMNS["tokens"], out=str(out / corpus), size_limit=SIZE_LIMIT
+            ) as writer:
+                for i in range(start, start + MIX_BLOCKS[corpus]):
+                    writer.write({"tokens": src.sample(i)})
+
+    def mixture(self, dataset: Path, mix: str, num_workers: int) -> dict[str, Any]:
+        """Two ``Stream``s; weighted = fixed counts: all of A plus B's 0.3 share of the epoch."""
+        import torch
+        from streaming import Stream, StreamingDataset
+
+        def make() -> Any:
+            if mix == "weighted":
+                b_count = round(MIX_BLOCKS["A"] * MIX_WEIGHTS[1] / MIX_WEIGHTS[0])
+                streams = [
+                    Stream(local=str(dataset / "A"), choose=MIX_BLOCKS["A"]),
+                    Stream(local=str(dataset / "B"), choose=b_count),
+                ]
+            else:
+                streams = [Stream(local=str(dataset / corpus)) for corpus in ("A", "B")]
+            batch_size = WORKLOADS["W2"].batch_size
+            ds = StreamingDataset(
+                streams=streams, batch_size=batch_size, shuffle=True, shuffle_seed=MIX_SEED
+            )
+            return torch.utils.data.DataLoader(ds, batch_size=batch_size, num_workers=num_workers)
+
+        return time_mixture(make, self.root)
 
 
 SYSTEM = Mosaic
