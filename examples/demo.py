@@ -40,22 +40,29 @@ def main() -> None:
     """Optimize, then read back, printing what happens."""
     workdir = Path(tempfile.mkdtemp(prefix="litdata-demo-"))
     try:
-        print(f"litdata {ld.__version__}: optimizing {NUM_SAMPLES} synthetic {SIZE}x{SIZE} "
-              f"JPEGs with 2 workers")
+        print(
+            f"litdata {ld.__version__}: optimizing {NUM_SAMPLES} synthetic {SIZE}x{SIZE} "
+            f"JPEGs with 2 workers"
+        )
         start = time.perf_counter()
         output = workdir / "dataset"
-        ld.optimize(make_sample, range(NUM_SAMPLES), output, chunk_bytes="1MB", num_workers=2,
-                    verbose=False)
+        ld.optimize(
+            make_sample, range(NUM_SAMPLES), output, chunk_bytes="1MB", num_workers=2, verbose=False
+        )
         seconds = time.perf_counter() - start
         files = sorted(path.name for path in output.iterdir())
         size = sum(path.stat().st_size for path in output.iterdir()) / 1e6
-        print(f"  wrote {len(files) - 1} chunks + index.json ({size:.1f} MB) in {seconds:.2f} s, "
-              f"worker start included ({NUM_SAMPLES / seconds:,.0f} samples/s)")
+        print(
+            f"  wrote {len(files) - 1} chunks + index.json ({size:.1f} MB) in {seconds:.2f} s, "
+            f"worker start included ({NUM_SAMPLES / seconds:,.0f} samples/s)"
+        )
 
         reader = ld.DatasetReader(output)
         first = reader[0]
-        print(f"  sample 0: image {tuple(first['image'].shape)} {first['image'].dtype}, "
-              f"label {first['label']}")
+        print(
+            f"  sample 0: image {tuple(first['image'].shape)} {first['image'].dtype}, "
+            f"label {first['label']}"
+        )
 
         order = random.Random(0).sample(range(len(reader)), len(reader))
         start = time.perf_counter()
@@ -63,16 +70,20 @@ def main() -> None:
         seconds = time.perf_counter() - start
         labels = sorted(sample["label"] for sample in samples)
         assert labels == sorted(i % 10 for i in range(NUM_SAMPLES)), "read back the wrong labels"
-        print(f"  read all {len(reader)} samples in random order (JPEGs decoded) in "
-              f"{seconds:.2f} s ({len(reader) / seconds:,.0f} samples/s); every label checked")
+        print(
+            f"  read all {len(reader)} samples in random order (JPEGs decoded) in "
+            f"{seconds:.2f} s ({len(reader) / seconds:,.0f} samples/s); every label checked"
+        )
         start = time.perf_counter()
         dataset = ld.StreamingDataset(output, shuffle=True)
         loader = ld.StreamingDataLoader(dataset, batch_size=64, num_workers=2)
         streamed = sum(len(batch["label"]) for batch in loader)
         seconds = time.perf_counter() - start
         assert streamed == NUM_SAMPLES, "the loader did not deliver every sample once"
-        print(f"  streamed one shuffled epoch with 2 workers (JPEGs decoded, batches of 64) in "
-              f"{seconds:.2f} s ({streamed / seconds:,.0f} samples/s)")
+        print(
+            f"  streamed one shuffled epoch with 2 workers (JPEGs decoded, batches of 64) in "
+            f"{seconds:.2f} s ({streamed / seconds:,.0f} samples/s)"
+        )
         print(f"  litdata verify {output.name}:", end=" ", flush=True)
         verify(["verify", str(output), "--quiet"])
     finally:
