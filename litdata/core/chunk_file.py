@@ -45,6 +45,16 @@ class ChunkFile:
         if self._map is not None and hasattr(mmap, "MADV_WILLNEED"):
             self._map.madvise(mmap.MADV_WILLNEED)
 
+    def release(self) -> None:
+        """Drop this process's mapping of the pages read so far; they stay in the page cache.
+
+        Views handed out stay valid: a page touched again is mapped back from the cache.
+        Streaming calls this when a worker is done with a chunk, so a process does not hold
+        (and get charged for) every page of every chunk it streamed through.
+        """
+        if self._map is not None and hasattr(mmap, "MADV_DONTNEED"):
+            self._map.madvise(mmap.MADV_DONTNEED)
+
     def item(self, position: int) -> memoryview:
         """The bytes of the item at ``position`` inside this chunk (zero-copy)."""
         start, end = _OFFSETS.unpack_from(self.view, 4 + 4 * position)

@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader
 
 from litdata.streaming.batching import Envelope
 from litdata.streaming.collate import litdata_collate
-from litdata.streaming.transport import unpack
+from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
 
@@ -173,6 +173,11 @@ class StreamingDataLoader(DataLoader[Any]):
     def num_samples_yielded(self) -> int:
         """Samples this loader has delivered in the current epoch (on this rank)."""
         return self._base_samples + sum(sum(counts) for counts in self._counts)
+
+    def _get_iterator(self) -> Any:
+        iterator = super()._get_iterator()
+        widen_pipe(getattr(iterator, "_worker_result_queue", None))
+        return iterator
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]  # yields unwrapped batches
         dataset = self._streamable

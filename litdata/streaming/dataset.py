@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+# Shuffles and subsets draw from numpy.random: load it with the class, not in the first batch.
+import numpy.random  # noqa: F401
 from torch.utils.data import IterableDataset
 
 from litdata.core import registries
@@ -263,6 +265,7 @@ class StreamingDataset(IterableDataset[Any]):
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
         transforms = self.transforms
+        last_use = {regions[segment.region].chunk: n for n, segment in enumerate(segments)}
         for number, segment in enumerate(segments):
             region = regions[segment.region]
             order = strategy.item_order(segment.region, region.size, seed, epoch)
@@ -278,6 +281,8 @@ class StreamingDataset(IterableDataset[Any]):
                 if transforms:
                     run = [self._transformed(sample) for sample in run]
                 yield run
+            if last_use[region.chunk] == number:  # done with this chunk for the epoch
+                chunk.release()
 
     def rotation(self, topology: Topology) -> int:
         """How far to rotate worker ids so a same-topology resume continues the round robin."""

@@ -1,12 +1,16 @@
+import fcntl
+import sys
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from torch.utils.data import default_collate
 
+import litdata as ld
 from litdata import litdata_collate
-from litdata.streaming.transport import TensorPayload, pack, unpack
+from litdata.streaming.transport import PIPE_BYTES, TensorPayload, pack, unpack
 
 Pair = namedtuple("Pair", "a b")
 
@@ -55,3 +59,24 @@ def test_pack_sends_small_tensors_as_arrays_and_unpack_restores_them():
     assert isinstance(packed["big"], torch.Tensor)
     assert isinstance(packed["bf16"], torch.Tensor)
     assert _same(unpack(packed), batch)
+
+
+def _ids_and_bytes(samples):
+    return [(sample["id"], bytes(sample["blob"])) for sample in samples]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pipe sizes are a Linux feature")
+def test_the_loader_widens_its_result_pipe_and_large_byte_batches_arrive_whole(tmp_path):
+    blobs = [bytes([i]) * 40_000 for i in range(64)]
+    samples = ({"id": i, "blob": blob} for i, blob in enumerate(blobs))
+    ld.write_dataset(samples, tmp_path, chunk_size=16)
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(tmp_path), batch_size=16, num_workers=2, collate_fn=_ids_and_bytes
+    )
+    workers = loader._get_iterator()
+    pipe = workers._worker_result_queue._reader.fileno()
+    wanted = min(PIPE_BYTES, int(Path("/proc/sys/fs/pipe-max-size").read_text()))
+    assert fcntl.fcntl(pipe, fcntl.F_GETPIPE_SZ) >= wanted
+    workers._shutdown_workers()
+    received = dict(pair for batch in loader for pair in batch)
+    assert received == dict(enumerate(blobs))
