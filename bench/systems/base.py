@@ -8,7 +8,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from memory import tree_pss_kib
@@ -57,27 +57,47 @@ def pss_now_mb() -> float:
     return tree_pss_kib(os.getpid()) * 1024 / 1e6
 
 
-def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int) -> dict[str, Any]:
-    """Time one epoch: from building dataset + loader (inside ``make_loader``) to the last batch."""
-    checker = Checker(kind)
+class EpochTimes(NamedTuple):
+    """What ``_epoch`` measured."""
+
+    seconds: float
+    first_batch_ms: float
+    pss_end_mb: float
+
+
+def _epoch(make_loader: Callable[[], Iterable[Any]], add: Callable[[Any], None]) -> EpochTimes:
+    """Time one epoch from building the loader to its last batch, handing each batch to ``add``."""
     start = time.perf_counter()
     loader = make_loader()
     first = None
-    batches = 0
     for batch in loader:
         if first is None:
             first = time.perf_counter() - start
+        add(batch)
+    elapsed = time.perf_counter() - start
+    pss_end = pss_now_mb()  # untimed, while the loader and its datasets are still alive
+    return EpochTimes(elapsed, (first or 0.0) * 1e3, pss_end)
+
+
+def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int) -> dict[str, Any]:
+    """Time one epoch: from building dataset + loader (inside ``make_loader``) to the last batch."""
+    checker = Checker(kind)
+    batches = 0
+
+    def add(batch: Any) -> None:
+        nonlocal batches
         add_batch(checker, batch, kind)
         batches += 1
-    elapsed = time.perf_counter() - start
-    pss_end = pss_now_mb()  # untimed, while the loader and its dataset are still alive
+
+    times = _epoch(make_loader, add)
     got = checker.result()
+    elapsed = times.seconds
     return {
-        "pss_end_mb": pss_end,
+        "pss_end_mb": times.pss_end_mb,
         "metrics": {
             "samples_per_s": got["count"] / elapsed if elapsed > 0 else 0.0,
             "epoch_s": elapsed,
-            "first_batch_ms": (first or 0.0) * 1e3,
+            "first_batch_ms": times.first_batch_ms,
             "batches": batches,
         },
         "check": got,
@@ -88,24 +108,22 @@ def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int)
 def time_mixture(make_loader: Callable[[], Iterable[Any]], root: Path) -> dict[str, Any]:
     """Time one mixture epoch (building datasets + loader to the last batch) of token blocks."""
     checker = MixtureChecker()
-    start = time.perf_counter()
-    loader = make_loader()
-    first = None
     blocks = 0
-    for batch in loader:
-        if first is None:
-            first = time.perf_counter() - start
+
+    def add(batch: Any) -> None:
+        nonlocal blocks
         blocks += checker.add(batch)
-    elapsed = time.perf_counter() - start
-    pss_end = pss_now_mb()  # untimed, while the loader and its datasets are still alive
+
+    times = _epoch(make_loader, add)
     got = checker.result(root)
+    elapsed = times.seconds
     return {
-        "pss_end_mb": pss_end,
+        "pss_end_mb": times.pss_end_mb,
         "metrics": {
             "tokens_per_s": blocks * W2_BLOCK / elapsed if elapsed > 0 else 0.0,
             "blocks_per_s": blocks / elapsed if elapsed > 0 else 0.0,
             "epoch_s": elapsed,
-            "first_batch_ms": (first or 0.0) * 1e3,
+            "first_batch_ms": times.first_batch_ms,
             "blocks": blocks,
             "b_share": got["b_blocks"] / blocks if blocks else 0.0,
         },
