@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from litdata.streaming.composed import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
-from litdata.streaming.distributed import logical_worker, rank_and_world
+from litdata.streaming.distributed import logical_worker
 from litdata.streaming.mixing import Mixer
 from litdata.streaming.plan import Topology
 
@@ -181,11 +181,9 @@ class CombinedStreamingDataset(ComposedDataset):
         batches_per_worker: Sequence[int] = (),
     ) -> dict[str, Any]:
         """The mixture's part of the loader's state dict: each child's, and the draws made."""
-        _, world = rank_and_world()
-        topology = Topology(world, max(1, num_workers), batch_size)
         per_stream = self.batching_method == "per_stream"
         made = batches_per_worker if per_stream else [sum(count) for count in counts]
-        draws = [a + b for a, b in zip(self._saved("draws", topology), made, strict=True)]
+        draws = self._counted("draws", made, num_workers, batch_size)
         per_child = [
             [count[position] for count in counts] for position in range(len(self.datasets))
         ]

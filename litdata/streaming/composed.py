@@ -108,6 +108,14 @@ class ComposedDataset(IterableDataset[Any]):
             return [0] * topology.num_workers
         return [int(value) for value in self._resume[key]]
 
+    def _counted(
+        self, key: str, made: Sequence[int], num_workers: int, batch_size: int
+    ) -> list[int]:
+        """Per-worker counts under ``key``: those saved by a same-topology run plus ``made``."""
+        _, world = rank_and_world()
+        saved = self._saved(key, Topology(world, max(1, num_workers), batch_size))
+        return [a + b for a, b in zip(saved, made, strict=True)]
+
     def _stream(
         self,
         runs: Iterable[tuple[int, list[Any]]],

@@ -246,9 +246,7 @@ class ParallelStreamingDataset(ComposedDataset):
         batches_per_worker: Sequence[int] = (),
     ) -> dict[str, Any]:
         """The zip's part of the loader's state dict: the steps each worker took."""
-        _, world = rank_and_world()
-        topology = Topology(world, max(1, num_workers), batch_size)
         made = [count[0] for count in counts]  # a step takes one sample of every dataset
-        steps = [a + b for a, b in zip(self._saved("steps", topology), made, strict=True)]
+        steps = self._counted("steps", made, num_workers, batch_size)
         per_child = [made] * len(self.datasets)
         return self._state(per_child, num_workers, batch_size, next_worker, {"steps": steps})
