@@ -63,3 +63,23 @@ def batches(
                 pending, counts = [], [0] * num_datasets
     if pending:
         yield Envelope(worker, tuple(counts), finish(pending))
+
+
+def deliver(
+    runs: Iterable[tuple[int, list[Any]]],
+    batch_size: int,
+    collate: Callable[[list[Any]], Any] | None,
+    worker: int,
+    num_datasets: int,
+    *,
+    whole_runs: bool = False,
+) -> Iterator[Any]:
+    """The samples of ``runs`` one by one, or their ``Envelope`` batches (``collate`` set).
+
+    A loader sets ``collate`` only while it iterates; see ``batches``.
+    """
+    if collate is None:
+        for _, run in runs:
+            yield from run
+    else:
+        yield from batches(runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs)

@@ -163,6 +163,11 @@ class CombinedStreamingDataset(ComposedDataset):
             whole_runs=self.batching_method == "per_stream",
         )
 
+    @property
+    def num_sources(self) -> int:
+        """Each dataset: the loader counts the samples drawn from every one."""
+        return len(self.datasets)
+
     # -- resume ----------------------------------------------------------------------------
     def _settings(self) -> dict[str, Any]:
         return {

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from torch.utils.data import IterableDataset
 
-from litdata.streaming.batching import batches, in_worker
+from litdata.streaming.batching import deliver, in_worker
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
@@ -124,30 +124,11 @@ class ComposedDataset(IterableDataset[Any]):
         topology: Topology,
         *,
         whole_runs: bool = False,
-        every_dataset: bool = False,
     ) -> Iterator[Any]:
-        """Yield the samples of ``runs``, or batches of them when a loader iterates.
-
-        ``every_dataset``: each sample holds one item of every dataset (a zip).
-        """
-        if self._collate is None:
-            for _, run in runs:
-                yield from run
-        else:
-            count = len(self.datasets)
-            for envelope in batches(
-                runs,
-                batch_size,
-                self._collate,
-                logical,
-                1 if every_dataset else count,
-                whole_runs=whole_runs,
-            ):
-                yield (
-                    envelope._replace(counts=envelope.counts * count)
-                    if every_dataset
-                    else (envelope)
-                )
+        """Yield the samples of ``runs``, or batches of them when a loader iterates."""
+        yield from deliver(
+            runs, batch_size, self._collate, logical, self.num_sources, whole_runs=whole_runs
+        )
         if topology.num_workers == 1 and not in_worker():
             self.reset_state_dict()
             self.current_epoch += 1
@@ -164,11 +145,16 @@ class ComposedDataset(IterableDataset[Any]):
         for child in self.datasets:
             child.reset_state_dict()
 
+    @property
+    def num_sources(self) -> int:
+        """How many datasets the loader counts samples of."""
+        raise NotImplementedError
+
     def _settings(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _items(self, counts: Sequence[int]) -> int:
-        """The composition's number of items, from its children's."""
+    def _items(self, counts: Sequence[int]) -> int | None:
+        """The composition's number of items, from its children's (``None``: no end)."""
         raise NotImplementedError
 
     def agreement(self) -> dict[str, Any]:

@@ -26,6 +26,8 @@ class Streamable(Protocol):
     """What ``StreamingDataLoader`` needs of a dataset (StreamingDataset, Combined, Parallel)."""
 
     resuming: bool
+    #: How many datasets the loader counts samples of, in each ``Envelope``.
+    num_sources: int
 
     def set_epoch(self, epoch: int) -> None:
         """Use ``epoch``'s order."""
@@ -162,10 +164,6 @@ class StreamingDataLoader(DataLoader[Any]):
     def _streamable(self) -> Streamable:
         return self.dataset  # type: ignore[return-value]
 
-    @property
-    def _num_datasets(self) -> int:
-        return len(getattr(self.dataset, "datasets", [self.dataset]))
-
     def __len__(self) -> int:
         return self._streamable.num_batches(self.num_workers, self.samples_per_batch)
 
@@ -212,7 +210,7 @@ class StreamingDataLoader(DataLoader[Any]):
     def state_dict(self) -> dict[str, Any]:
         """Where this epoch stands; pass it to ``load_state_dict`` to continue from here."""
         workers = max(1, self.num_workers)
-        counts = self._counts or [[0] * self._num_datasets for _ in range(workers)]
+        counts = self._counts or [[0] * self._streamable.num_sources for _ in range(workers)]
         return {
             "dataset": self._streamable.loader_state(
                 counts,
@@ -236,7 +234,7 @@ class StreamingDataLoader(DataLoader[Any]):
         """
         samples = int(state["num_samples_yielded"])
         length = self._streamable.agreement()["items"]
-        if samples > length:
+        if length is not None and samples > length:
             raise ValueError(
                 f"The state records {samples} samples yielded, more than this dataset has "
                 f"({length}): it belongs to another dataset."

@@ -20,7 +20,7 @@ from litdata.core.protocols import Serializer, ShuffleStrategy
 from litdata.core.reader import DatasetReader
 from litdata.core.source import open_local_dataset
 from litdata.streaming import mounts
-from litdata.streaming.batching import batches, in_worker
+from litdata.streaming.batching import deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.options import cache_budget, check_options, check_transforms
 from litdata.streaming.plan import Segment, Topology, budgets
@@ -293,14 +293,9 @@ class StreamingDataset(IterableDataset[Any]):
 
     def __iter__(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self.rotation)
-        runs = self.runs(self.worker_segments(logical, topology), self._batch_size)
-        if self._collate is None:
-            for run in runs:
-                yield from run
-        else:
-            yield from batches(
-                ((0, run) for run in runs), self._batch_size, self._collate, logical, 1
-            )
+        samples = self.runs(self.worker_segments(logical, topology), self._batch_size)
+        runs = ((0, run) for run in samples)
+        yield from deliver(runs, self._batch_size, self._collate, logical, self.num_sources)
         if topology.num_workers == 1 and not in_worker():
             self._end_of_epoch()
 
@@ -312,6 +307,11 @@ class StreamingDataset(IterableDataset[Any]):
     def reset_state_dict(self) -> None:
         """Forget a loaded state dict (the next iteration starts a fresh epoch)."""
         self._resume = None
+
+    @property
+    def num_sources(self) -> int:
+        """One: the loader counts this dataset's samples."""
+        return 1
 
     @property
     def resuming(self) -> bool:

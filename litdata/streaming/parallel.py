@@ -216,9 +216,12 @@ class ParallelStreamingDataset(ComposedDataset):
 
     def __iter__(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self._rotation)
-        yield from self._stream(
-            self._runs(logical, topology), self._batch_size, logical, topology, every_dataset=True
-        )
+        yield from self._stream(self._runs(logical, topology), self._batch_size, logical, topology)
+
+    @property
+    def num_sources(self) -> int:
+        """One: a step takes an item of every dataset and counts once."""
+        return 1
 
     # -- resume ----------------------------------------------------------------------------
     def _settings(self) -> dict[str, Any]:
@@ -229,8 +232,13 @@ class ParallelStreamingDataset(ComposedDataset):
             "reset_rngs": self.reset_rngs,
         }
 
-    def _items(self, counts: Sequence[int]) -> int:
-        return min(counts)
+    def _items(self, counts: Sequence[int]) -> int | None:
+        """Steps per epoch over all ranks: the shortest dataset's, or ``length`` per rank."""
+        if self.length is None:
+            return min(counts)
+        if self.is_infinite():
+            return None
+        return int(self.length) * rank_and_world()[1]
 
     def _loads_children(self) -> bool:
         # Cycled datasets are placed by the step count; the others resume (maybe elastically)

@@ -97,15 +97,16 @@ def test_one_argument_transform(aligned):
     assert list(dataset)[:3] == [0, 2, 4]
 
 
-@pytest.mark.parametrize("workers", [1, 3])
-def test_elastic_resume_keeps_alignment_and_loses_nothing(aligned, workers):
+@pytest.mark.parametrize(("workers", "stop"), [(1, 6), (3, 6), (1, 15), (3, 20)])
+def test_elastic_resume_keeps_alignment_and_loses_nothing(aligned, workers, stop):
     loader = ld.StreamingDataLoader(zipped(aligned[:2]), batch_size=16, num_workers=2)
     head = []
     for batch in loader:
         head.append(batch)
-        if len(head) == 6:
+        if len(head) == stop:  # 15 and 20 batches: past half of the 400 steps
             state = loader.state_dict()
             break
+    assert state["num_samples_yielded"] == 16 * stop  # a step counts once, not per dataset
     resumed = ld.StreamingDataLoader(zipped(aligned[:2]), batch_size=16, num_workers=workers)
     resumed.load_state_dict(state)
     pairs = _ids(head) + _ids(list(resumed))
@@ -138,3 +139,21 @@ def test_a_cycling_zip_resumes_only_with_the_same_topology(aligned):
 def test_bad_arguments(aligned, options, message):
     with pytest.raises(ValueError, match=message):
         zipped(aligned[:2], **options)
+
+
+def test_a_cycling_zip_resumes_past_its_shortest_dataset(aligned):
+    def run(stop=None, state=None):
+        loader = ld.StreamingDataLoader(zipped([aligned[0], aligned[2]], length=300), batch_size=10)
+        if state:
+            loader.load_state_dict(state)
+        out = []
+        for batch in loader:
+            out.extend(_ids([batch]))
+            if stop and len(out) == stop:
+                return out, loader.state_dict()
+        return out, None
+
+    whole, _ = run()
+    head, state = run(stop=250)  # more steps than the short dataset's 100 items
+    tail, _ = run(state=state)
+    assert head + tail == whole
