@@ -60,9 +60,10 @@ class DatasetReader:
         self.cache = ChunkCache(self.root, self.index, cache_dir)
         self._max_open = max_open_chunks
         self._decoder: ItemDecoder | None = None
-        sizes = [self.decoder.items_in_chunk(chunk) for chunk in self.index.chunks]
-        self._ends = list(accumulate(sizes))
-        self._starts = [end - size for end, size in zip(self._ends, sizes, strict=True)]
+        #: The number of items in each chunk.
+        self.chunk_sizes = [self.decoder.items_in_chunk(chunk) for chunk in self.index.chunks]
+        self._ends = list(accumulate(self.chunk_sizes))
+        self._starts = [end - size for end, size in zip(self._ends, self.chunk_sizes, strict=True)]
         self._length = self._ends[-1] if self._ends else 0
         self._open: OrderedDict[int, ChunkFile] = OrderedDict()
 

@@ -17,6 +17,7 @@ from litdata.streaming.composed import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker
 from litdata.streaming.mixing import Mixer
+from litdata.streaming.options import check_batch_size
 from litdata.streaming.plan import Topology
 
 __all__ = ["CombinedStreamingDataset"]
@@ -96,12 +97,16 @@ class CombinedStreamingDataset(ComposedDataset):
             ValueError: A sequence without one positive size per dataset.
         """
         count = len(self.datasets)
-        sizes = [batch_size] * count if isinstance(batch_size, int) else list(batch_size)
-        if len(sizes) != count or any(not isinstance(s, int) or s < 1 for s in sizes):
+        if not isinstance(batch_size, list | tuple):
+            self._batch_sizes = [check_batch_size(batch_size)] * count
+            return
+        sizes = list(batch_size)
+        if len(sizes) != count:
             raise ValueError(
-                f"batch_size must be a positive int or one per dataset, got {batch_size!r}"
+                f"batch_size must be a positive int or one per dataset ({count}), got "
+                f"{batch_size!r}"
             )
-        self._batch_sizes = sizes
+        self._batch_sizes = [check_batch_size(size) for size in sizes]
 
     # -- sizes -----------------------------------------------------------------------------
     def _worker_totals(self, num_workers: int) -> list[int]:
@@ -136,7 +141,7 @@ class CombinedStreamingDataset(ComposedDataset):
         segments = [child.worker_segments(logical, child_topology) for child in self.datasets]
         left = [sum(segment.count for segment in part) for part in segments]
         streams = [
-            itertools.chain.from_iterable(child.runs(part, 64))
+            itertools.chain.from_iterable(child.runs(part))
             for child, part in zip(self.datasets, segments, strict=True)
         ]
         mixer = Mixer(self.weights, self.seed, self.current_epoch, logical)

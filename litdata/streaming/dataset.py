@@ -22,8 +22,13 @@ from litdata.core.source import open_local_dataset
 from litdata.streaming import mounts
 from litdata.streaming.batching import deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
-from litdata.streaming.options import cache_budget, check_options, check_transforms
-from litdata.streaming.plan import Segment, Topology, budgets
+from litdata.streaming.options import (
+    cache_budget,
+    check_batch_size,
+    check_options,
+    check_transforms,
+)
+from litdata.streaming.plan import Segment, Topology, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.state import (
     STATE_VERSION,
@@ -39,7 +44,8 @@ __all__ = ["StreamingDataset"]
 
 logger = logging.getLogger(__name__)
 
-_RUN = 256  # items decoded at a time when a worker reads a segment
+#: Items decoded at a time when a composition reads a child's segments sample by sample.
+RUN = 64
 
 
 class StreamingDataset(IterableDataset[Any]):
@@ -113,14 +119,13 @@ class StreamingDataset(IterableDataset[Any]):
             index=index,
         )
         self.item_loader = self._reader.item_loader
-        decoder = self._reader.decoder
         regions = [
-            Region(position, 0, decoder.items_in_chunk(chunk))
-            for position, chunk in enumerate(index.chunks)
+            Region(position, 0, size) for position, size in enumerate(self._reader.chunk_sizes)
         ]
         if subsample != 1.0 or not isinstance(subsample, float):
             regions = subsample_regions(regions, subsample, seed, bool(shuffle))
         self.shuffle = shuffle
+        self._strategy: ShuffleStrategy | None = None
         self.drop_last = drop_last
         self.seed = seed
         self.force_override_state_dict = force_override_state_dict
@@ -134,7 +139,7 @@ class StreamingDataset(IterableDataset[Any]):
 
     def _set_regions(self, regions: Sequence[Region]) -> None:
         self._regions = RegionIndex(regions)
-        self._identity = dataset_identity(self._reader.index, self._regions.regions)
+        self._identity: str | None = None  # computed when first asked for
 
     # -- configuration (StreamingDataLoader calls these) -------------------------------------
     def set_epoch(self, epoch: int) -> None:
@@ -146,6 +151,7 @@ class StreamingDataset(IterableDataset[Any]):
         """Change ``shuffle``."""
         check_options(shuffle, self.drop_last, self.seed, self.max_pre_download, None)
         self.shuffle = shuffle
+        self._strategy = None
 
     def set_drop_last(self, drop_last: bool) -> None:
         """Change ``drop_last``."""
@@ -154,9 +160,7 @@ class StreamingDataset(IterableDataset[Any]):
 
     def set_batch_size(self, batch_size: int) -> None:
         """Plan for batches of ``batch_size`` (every worker's share is whole batches)."""
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self._batch_size = batch_size
+        self._batch_size = check_batch_size(batch_size)
 
     def set_num_workers(self, num_workers: int) -> None:
         """Plan for ``num_workers`` DataLoader workers (0 means 1: the main process)."""
@@ -170,6 +174,8 @@ class StreamingDataset(IterableDataset[Any]):
     @property
     def identity(self) -> str:
         """A fingerprint of the dataset's contents and of the items this view reads."""
+        if self._identity is None:
+            self._identity = dataset_identity(self._reader.index, self._regions.regions)
         return self._identity
 
     @property
@@ -179,13 +185,16 @@ class StreamingDataset(IterableDataset[Any]):
 
     @property
     def strategy(self) -> ShuffleStrategy:
-        """The shuffle strategy ``shuffle`` selects."""
-        if isinstance(self.shuffle, str):
-            return registries.shuffle.create(self.shuffle)
-        if not self.shuffle:
-            return registries.shuffle.create("none")
-        window = mounts.wants_window(self._reader.root)
-        return registries.shuffle.create("window" if window else "full")
+        """The shuffle strategy ``shuffle`` selects (chosen once per ``shuffle`` value)."""
+        if self._strategy is None:
+            if isinstance(self.shuffle, str):
+                name = self.shuffle
+            elif not self.shuffle:
+                name = "none"
+            else:
+                name = "window" if mounts.wants_window(self._reader.root) else "full"
+            self._strategy = registries.shuffle.create(name)
+        return self._strategy
 
     def drop_last_for(self, world_size: int) -> bool:
         """``drop_last`` as given, else on when training with several processes."""
@@ -195,7 +204,9 @@ class StreamingDataset(IterableDataset[Any]):
         """The items each of this rank's workers reads per epoch."""
         rank, world = rank_and_world()
         topology = Topology(world, max(1, num_workers), batch_size)
-        shares = budgets(len(self._regions), topology, self.drop_last_for(world))
+        sizes = [region.size for region in self._regions.regions]
+        whole = self.strategy.whole_chunks
+        shares = worker_sizes(sizes, topology, self.drop_last_for(world), whole)
         return shares[rank * topology.num_workers : (rank + 1) * topology.num_workers]
 
     def get_len(self, num_workers: int, batch_size: int) -> int:
@@ -260,7 +271,7 @@ class StreamingDataset(IterableDataset[Any]):
         )
         return plan[rank * topology.num_workers + logical]
 
-    def runs(self, segments: Sequence[Segment], size: int = _RUN) -> Iterator[list[Any]]:
+    def runs(self, segments: Sequence[Segment], size: int = RUN) -> Iterator[list[Any]]:
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
@@ -324,7 +335,7 @@ class StreamingDataset(IterableDataset[Any]):
 
     def _settings(self) -> dict[str, Any]:
         return {
-            "identity": self._identity,
+            "identity": self.identity,
             "seed": self.seed,
             "shuffle": self.shuffle,
             "drop_last": self.drop_last,

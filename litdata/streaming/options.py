@@ -41,6 +41,17 @@ def check_options(
         )
 
 
+def check_batch_size(batch_size: object) -> int:
+    """``batch_size`` after checking it is a positive integer.
+
+    Raises:
+        ValueError: It is not.
+    """
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    return batch_size
+
+
 def cache_budget(max_cache_size: int | float | str | None) -> int:
     """The cache budget in bytes.
 

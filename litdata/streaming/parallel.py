@@ -22,6 +22,7 @@ import torch
 from litdata.streaming.composed import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker, rank_and_world
+from litdata.streaming.options import check_batch_size
 from litdata.streaming.plan import Topology, budgets, skip
 
 __all__ = ["ParallelStreamingDataset"]
@@ -117,9 +118,7 @@ class ParallelStreamingDataset(ComposedDataset):
     # -- configuration ---------------------------------------------------------------------
     def set_batch_size(self, batch_size: int) -> None:
         """Steps per batch."""
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self._batch_size = batch_size
+        self._batch_size = check_batch_size(batch_size)
 
     # -- sizes -----------------------------------------------------------------------------
     def _steps(self, num_workers: int) -> list[int]:
@@ -160,17 +159,14 @@ class ParallelStreamingDataset(ComposedDataset):
         self, child: StreamingDataset, logical: int, topology: Topology, start: int
     ) -> Iterator[Any]:
         """A cycled child's samples for this worker, from position ``start`` of its passes."""
-        cycle = 0
+        size = child.shares(topology.num_workers, 1)[logical]  # the same in every pass
+        if size == 0:
+            return
+        cycle, start = divmod(start, size)
         while True:
             child.current_epoch = self._cycle_epoch(cycle)
-            segments = child.worker_segments(logical, topology)
-            size = sum(segment.count for segment in segments)
-            if size == 0:
-                return
-            if start >= size:
-                start, cycle = start - size, cycle + 1
-                continue
-            yield from itertools.chain.from_iterable(child.runs(skip(segments, start), 64))
+            segments = skip(child.worker_segments(logical, topology), start)
+            yield from itertools.chain.from_iterable(child.runs(segments))
             start, cycle = 0, cycle + 1
 
     def _runs(self, logical: int, topology: Topology) -> Iterator[tuple[int, list[Any]]]:
@@ -194,7 +190,7 @@ class ParallelStreamingDataset(ComposedDataset):
         else:  # each dataset resumes (exactly or elastically) from its own state
             parts = [child.worker_segments(logical, child_topology) for child in self.datasets]
             streams = [
-                itertools.chain.from_iterable(child.runs(part, 64))
+                itertools.chain.from_iterable(child.runs(part))
                 for child, part in zip(self.datasets, parts, strict=True)
             ]
             steps = min(sum(segment.count for segment in part) for part in parts)

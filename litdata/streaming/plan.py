@@ -131,6 +131,23 @@ def _whole_chunk_plan(sizes: Sequence[int], topology: Topology, drop_last: bool)
     return [_trim(segments, count) for segments, count in zip(plan, keep, strict=True)]
 
 
+def worker_sizes(
+    sizes: Sequence[int], topology: Topology, drop_last: bool, whole_chunks: bool
+) -> list[int]:
+    """How many items each global worker reads in an epoch ``epoch_plan`` makes.
+
+    Args:
+        sizes: The number of items of each region of the dataset.
+        topology: Ranks, workers per rank and batch size.
+        drop_last: Read only whole batches, equally many on every rank.
+        whole_chunks: Whether the shuffle strategy gives workers whole chunks.
+    """
+    if whole_chunks:
+        plan = _whole_chunk_plan(sizes, topology, drop_last)
+        return [sum(segment.count for segment in segments) for segments in plan]
+    return budgets(sum(sizes), topology, drop_last)
+
+
 def epoch_plan(
     sizes: Sequence[int],
     topology: Topology,

@@ -127,6 +127,11 @@ def test_bad_mixtures(corpora, options, message):
         mixture(corpora, **options)
 
 
+def test_per_dataset_batch_sizes_need_one_size_per_dataset(corpora):
+    with pytest.raises(ValueError, match="one per dataset"):
+        ld.StreamingDataLoader(mixture(corpora), batch_size=[4])
+
+
 def test_empty_or_foreign_datasets(corpora, tmp_path):
     a, _ = corpora
     ld.write_dataset([{"id": 1}], tmp_path, chunk_size=1)

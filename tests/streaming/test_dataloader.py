@@ -96,3 +96,25 @@ def test_large_tensors_keep_shared_memory(tmp_path):
     batches = list(loader)
     assert [b["big"].shape for b in batches] == [(2, 512, 512)] * 4
     assert sorted(float(v) for b in batches for v in b["big"][:, 0, 0]) == list(range(8))
+
+
+@pytest.mark.parametrize("workers", [0, 3])
+def test_len_matches_what_a_window_shuffled_epoch_yields(numbers, workers):
+    # 16 chunks (15 of 64 items, one of 40): window shuffling deals whole chunks per worker.
+    dataset = ld.StreamingDataset(numbers, shuffle="window")
+    loader = ld.StreamingDataLoader(dataset, batch_size=100, num_workers=workers)
+    batches = list(loader)
+    assert len(loader) == len(batches)
+    assert len(dataset) == sum(len(batch["id"]) for batch in batches) == 1000
+
+
+@pytest.mark.parametrize("batch_size", [0, True, 1.5])
+def test_bad_batch_sizes(numbers, batch_size):
+    datasets = [
+        ld.StreamingDataset(numbers),
+        ld.ParallelStreamingDataset([ld.StreamingDataset(numbers)]),
+        ld.CombinedStreamingDataset([ld.StreamingDataset(numbers)]),
+    ]
+    for dataset in datasets:
+        with pytest.raises(ValueError, match="batch_size must be a positive integer"):
+            ld.StreamingDataLoader(dataset, batch_size=batch_size)
