@@ -87,7 +87,7 @@ class CombinedStreamingDataset(ComposedDataset):
         """The draw probability of each dataset."""
         if self._weights is not None:
             return self._weights
-        sizes = [sum(region.size for region in child.regions) for child in self.datasets]
+        sizes = [child.num_items for child in self.datasets]
         return [size / sum(sizes) for size in sizes]
 
     def set_batch_size(self, batch_size: int | Sequence[int]) -> None:
@@ -146,15 +146,19 @@ class CombinedStreamingDataset(ComposedDataset):
         ]
         mixer = Mixer(self.weights, self.seed, self.current_epoch, logical)
         per_stream = self.batching_method == "per_stream"
-        draw = start
-        while any(left):
-            active = [count > 0 for count in left] if self.iterate_over_all else [True] * len(left)
+        draw, remaining = start, sum(left)
+        # iterate_over_all: an exhausted dataset leaves the draw; otherwise drawing it ends.
+        active = [count > 0 or not self.iterate_over_all for count in left]
+        while remaining:
             source = mixer.choose(draw, active)
             draw += 1
             if left[source] == 0:
-                return  # iterate_over_all=False: the drawn dataset is exhausted
+                return
             take = min(left[source], self._batch_sizes[source]) if per_stream else 1
             left[source] -= take
+            remaining -= take
+            if left[source] == 0 and self.iterate_over_all:
+                active[source] = False
             yield source, list(itertools.islice(streams[source], take))
 
     def __iter__(self) -> Iterator[Any]:

@@ -32,7 +32,7 @@ def check_children(datasets: Sequence[Any], kind: str) -> list[StreamingDataset]
                 f"{kind} combines StreamingDatasets; dataset {position} is a "
                 f"{type(child).__name__}."
             )
-        if not child.regions or sum(region.size for region in child.regions) == 0:
+        if child.num_items == 0:
             raise ValueError(f"Dataset {position} of the {kind} ({child.input_dir}) is empty.")
     return children
 

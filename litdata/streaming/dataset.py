@@ -179,6 +179,11 @@ class StreamingDataset(IterableDataset[Any]):
         return self._identity
 
     @property
+    def num_items(self) -> int:
+        """How many items this dataset reads per epoch, over all ranks."""
+        return len(self._regions)
+
+    @property
     def regions(self) -> list[Region]:
         """The items this dataset reads, as regions of chunks."""
         return self._regions.regions
@@ -297,9 +302,10 @@ class StreamingDataset(IterableDataset[Any]):
 
     def rotation(self, topology: Topology) -> int:
         """How far to rotate worker ids so a same-topology resume continues the round robin."""
-        history = (self._resume or {}).get("history")
+        resume = self._resume or {}
+        history = resume.get("history")
         if history and Run.from_json(history[-1]).topology == topology:
-            return int(self._resume.get("next_worker", 0)) if self._resume else 0
+            return int(resume.get("next_worker", 0))
         return 0
 
     def __iter__(self) -> Iterator[Any]:
@@ -331,7 +337,7 @@ class StreamingDataset(IterableDataset[Any]):
 
     def agreement(self) -> dict[str, Any]:
         """What every rank must agree on before reading (checked by the loader under DDP)."""
-        return {"items": len(self._regions), **self._settings()}
+        return {"items": self.num_items, **self._settings()}
 
     def _settings(self) -> dict[str, Any]:
         return {

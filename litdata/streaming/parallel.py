@@ -199,7 +199,7 @@ class ParallelStreamingDataset(ComposedDataset):
             yield 0, [self._apply(samples, logical, step)]
 
     def _apply(self, samples: tuple[Any, ...], logical: int, step: int) -> Any:
-        if self._arity == 0 or self.transform is None:
+        if self.transform is None:
             return samples
         if self._arity == 1:
             return self.transform(samples)
