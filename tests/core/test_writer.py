@@ -7,7 +7,7 @@ import pytest
 from helpers import chunk_files
 
 import litdata as ld
-from litdata.core.errors import LitdataWarning, SampleError
+from litdata.core.errors import DatasetExistsError, LitdataWarning, SampleError
 from litdata.core.writer import ChunkWriter
 
 
@@ -108,8 +108,9 @@ def test_empty_input_writes_nothing(tmp_path):
 
 def test_existing_dataset_is_not_overwritten(tmp_path):
     ld.write_dataset([1], tmp_path, chunk_size=2)
-    with pytest.raises(FileExistsError, match="already holds a dataset"):
+    with pytest.raises(FileExistsError, match="already holds a dataset") as caught:
         ld.write_dataset([2], tmp_path, chunk_size=2)
+    assert isinstance(caught.value, DatasetExistsError)  # as optimize raises
     assert ld.DatasetReader(tmp_path)[0] == 1
 
 
