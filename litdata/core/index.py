@@ -328,14 +328,20 @@ def rank_index_filename(rank: int) -> str:
     return f"{rank}.index.json"
 
 
-def rank_index_files(directory: str | os.PathLike[str]) -> list[Path]:
+def rank_index_files(
+    directory: str | os.PathLike[str], names: Iterable[str] | None = None
+) -> list[Path]:
     """The per-writer and per-node indexes in ``directory``, in natural rank order.
 
     Per-writer indexes are named ``<rank>.index.json``, per-node ones ``<node>-index.json``.
+
+    Args:
+        directory: The dataset directory.
+        names: The file names in it, when already listed; listed here when ``None``.
     """
     directory = Path(directory)
     found = []
-    for name in os.listdir(directory):
+    for name in os.listdir(directory) if names is None else names:
         match = _RANK_INDEX.match(name)
         if match:
             found.append((int(match.group(1)), name))

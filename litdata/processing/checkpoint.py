@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,10 +117,6 @@ class Checkpoints:
             for rank, part in enumerate(slices.slices)
         ]
         return Slices(remaining), states
-
-    def remove(self) -> None:
-        """Delete the checkpoints (the run succeeded)."""
-        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _state(raw: dict[str, Any], source: str) -> WorkerState:
