@@ -7,7 +7,13 @@ from collections.abc import Mapping
 from litdata.core import registries
 from litdata.core.protocols import Compressor
 
-__all__ = ["chunk_filename", "compressor_provider", "create_compressor", "decompressed_filename"]
+__all__ = [
+    "chunk_filename",
+    "compressor_provider",
+    "create_compressor",
+    "decompressed_filename",
+    "parse_chunk_filename",
+]
 
 
 def create_compressor(spec: str, providers: Mapping[str, str] | None = None) -> Compressor:
@@ -45,6 +51,17 @@ def chunk_filename(rank: int, index: int, compression: str | None) -> str:
     if compression:
         return f"chunk-{rank}-{index}.{compression}.bin"
     return f"chunk-{rank}-{index}.bin"
+
+
+def parse_chunk_filename(name: str) -> tuple[int, int] | None:
+    """The ``(rank, index)`` of a name ``chunk_filename`` builds, or ``None`` for other names."""
+    if not (name.startswith("chunk-") and name.endswith(".bin")):
+        return None
+    rank, _, rest = name[len("chunk-") : -len(".bin")].partition("-")
+    index, dot, infix = rest.partition(".")
+    if not (rank.isdecimal() and index.isdecimal()) or (dot and not infix):
+        return None
+    return int(rank), int(index)
 
 
 def decompressed_filename(filename: str, compression: str) -> str:

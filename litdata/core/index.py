@@ -10,7 +10,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ __all__ = [
     "load_index",
     "merge_rank_indexes",
     "parse_index",
+    "publish_index",
     "rank_index_filename",
     "rank_index_files",
     "write_index",
@@ -106,6 +107,21 @@ class DatasetConfig:
             "encryption": dict(self.encryption) if self.encryption is not None else None,
             "item_loader": self.item_loader,
         }
+
+    def differences(self, other: DatasetConfig, keys: Iterable[str] | None = None) -> list[str]:
+        """The keys whose values differ between this config and ``other``, in ``keys`` order.
+
+        Args:
+            other: The config to compare with.
+            keys: The keys to compare, from ``core()`` or ``extra``; all of ``core()`` when
+                ``None``.
+        """
+        mine, theirs = {**self.extra, **self.core()}, {**other.extra, **other.core()}
+        return [
+            key
+            for key in (self.core() if keys is None else keys)
+            if mine.get(key) != theirs.get(key)
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """The config as stored in ``index.json`` (no ``item_loader`` key when unknown)."""
@@ -312,23 +328,50 @@ def rank_index_filename(rank: int) -> str:
     return f"{rank}.index.json"
 
 
-def rank_index_files(directory: str | os.PathLike[str]) -> list[Path]:
+def rank_index_files(
+    directory: str | os.PathLike[str], names: Iterable[str] | None = None
+) -> list[Path]:
     """The per-writer and per-node indexes in ``directory``, in natural rank order.
 
     Per-writer indexes are named ``<rank>.index.json``, per-node ones ``<node>-index.json``.
+
+    Args:
+        directory: The dataset directory.
+        names: The file names in it, when already listed; listed here when ``None``.
     """
     directory = Path(directory)
     found = []
-    for name in os.listdir(directory):
+    for name in os.listdir(directory) if names is None else names:
         match = _RANK_INDEX.match(name)
         if match:
             found.append((int(match.group(1)), name))
     return [directory / name for _, name in sorted(found)]
 
 
-def _merge_plugins(into: dict[str, dict[str, str]], extra: Mapping[str, Mapping[str, str]]) -> None:
-    for kind, names in extra.items():
-        into.setdefault(kind, {}).update(names)
+def publish_index(
+    directory: str | os.PathLike[str],
+    config: DatasetConfig,
+    chunks: Iterable[ChunkEntry],
+    plugin_sets: Iterable[Mapping[str, Mapping[str, str]]],
+) -> DatasetIndex:
+    """Write a new ``index.json`` in ``directory`` listing ``chunks``, stamped with the time.
+
+    Args:
+        directory: The dataset directory.
+        config: The dataset's config.
+        chunks: Its chunks, in global item order.
+        plugin_sets: The ``plugins`` of each index the chunks come from, merged into one.
+
+    Returns:
+        The index written.
+    """
+    plugins: dict[str, dict[str, str]] = {}
+    for extra in plugin_sets:
+        for kind, names in extra.items():
+            plugins.setdefault(kind, {}).update(names)
+    index = DatasetIndex(config, tuple(chunks), str(time.time()), FORMAT_VERSION, plugins)
+    write_index(Path(directory) / INDEX_FILENAME, index)
+    return index
 
 
 def merge_rank_indexes(
@@ -349,34 +392,24 @@ def merge_rank_indexes(
         raise DatasetNotFoundError(
             f"No per-writer index files (<rank>.index.json) in {directory}: nothing to merge."
         )
-    config = existing.config if existing else None
-    chunks: list[ChunkEntry] = list(existing.chunks) if existing else []
-    plugins: dict[str, dict[str, str]] = {}
-    if existing:
-        _merge_plugins(plugins, existing.plugins)
+    parts = [] if existing is None else [existing]
     for shard in shards:
         part = load_index(shard)
-        if config is None:
-            config = part.config
-        elif part.config.core() != config.core():
+        different = part.config.differences(parts[0].config) if parts else []
+        if different:
             raise DatasetFormatError(
                 f"{shard.name} was written with a config that differs from the rest of the "
-                f"dataset in {directory}:\n  {part.config.core()}\nvs\n  {config.core()}\n"
-                f"All writers of one dataset must use the same chunk size, compression and "
-                f"sample structure."
+                f"dataset in {directory} in {', '.join(different)}:\n  {part.config.core()}\nvs\n"
+                f"  {parts[0].config.core()}\nAll writers of one dataset must use the same "
+                f"chunk size, compression and sample structure."
             )
-        chunks.extend(part.chunks)
-        _merge_plugins(plugins, part.plugins)
-    if config is None:  # only empty shards: nothing was written
-        raise DatasetNotFoundError(f"The per-writer indexes in {directory} list no chunks.")
-    merged = DatasetIndex(
-        config=config,
-        chunks=tuple(chunks),
-        updated_at=str(time.time()),
-        format_version=FORMAT_VERSION,
-        plugins=plugins,
+        parts.append(part)
+    merged = publish_index(
+        directory,
+        parts[0].config,
+        (chunk for part in parts for chunk in part.chunks),
+        (part.plugins for part in parts),
     )
-    write_index(directory / INDEX_FILENAME, merged)
     for shard in shards:
         shard.unlink(missing_ok=True)
     return merged

@@ -12,7 +12,7 @@ from typing import Any
 from litdata.core import hooks
 from litdata.core.checksum import checksum_of
 from litdata.core.codecs import chunk_filename, compressor_provider, create_compressor
-from litdata.core.errors import DatasetFormatError, LitdataWarning
+from litdata.core.errors import DatasetExistsError, DatasetFormatError, LitdataWarning
 from litdata.core.index import (
     INDEX_FILENAME,
     ChunkEntry,
@@ -200,15 +200,14 @@ class ChunkWriter:
         return self._next_chunk
 
     def _check_config(self, expected: DatasetConfig) -> None:
-        ours, theirs = self.config.core(), expected.core()
-        if ours != theirs:
-            different = ", ".join(
-                f"{key}: {ours[key]!r} here vs {theirs[key]!r} in the dataset"
-                for key in ours
-                if ours[key] != theirs[key]
+        different = self.config.differences(expected)
+        if different:
+            ours, theirs = self.config.core(), expected.core()
+            details = ", ".join(
+                f"{key}: {ours[key]!r} here vs {theirs[key]!r} in the dataset" for key in different
             )
             raise DatasetFormatError(
-                f"These samples cannot extend the dataset in {self.output_dir}: {different}. "
+                f"These samples cannot extend the dataset in {self.output_dir}: {details}. "
                 f"Use the same chunk settings, compression and sample structure, or write a "
                 f"new dataset (mode='overwrite')."
             )
@@ -219,14 +218,13 @@ class ChunkWriter:
         Returns ``None`` (and writes no index) when the writer received no sample.
         """
         self._flush()
-        config = self.config if self.num_samples or self._expected is None else self._expected
         if not self.chunks:
             return None
+        config = self.config if self.num_samples or self._expected is None else self._expected
         plugins: dict[str, dict[str, str]] = {}
         if self._encoder.providers:
             plugins["serializers"] = dict(self._encoder.providers)
-        codec = compressor_provider(self._compression) if self._compression else None
-        if codec and self._compression:
+        if self._compression and (codec := compressor_provider(self._compression)):
             plugins["compression"] = {self._compression.partition(":")[0]: codec}
         index = DatasetIndex(config=config, chunks=tuple(self.chunks), plugins=plugins)
         write_index(self.output_dir / rank_index_filename(self.rank), index)
@@ -258,12 +256,12 @@ def write_dataset(
         The dataset directory, which holds ``index.json`` once this returns.
 
     Raises:
-        FileExistsError: ``output_dir`` already holds a dataset.
+        DatasetExistsError: ``output_dir`` already holds a dataset (a ``FileExistsError``).
         ValueError: No sample was given.
     """
     output = Path(output_dir)
     if (output / INDEX_FILENAME).exists():
-        raise FileExistsError(
+        raise DatasetExistsError(
             f"{output} already holds a dataset (index.json exists). Choose another directory "
             f"or delete it first."
         )

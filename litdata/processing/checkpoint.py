@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from litdata.core.index import ChunkEntry, DatasetConfig, atomic_write_bytes, parse_index
+from litdata.core.index import (
+    ChunkEntry,
+    DatasetConfig,
+    DatasetIndex,
+    atomic_write_bytes,
+    parse_index,
+)
 from litdata.core.work import Item, Slices
 
 __all__ = ["CHECKPOINT_DIR", "Checkpoint", "Checkpoints", "WorkerState"]
@@ -29,7 +34,6 @@ class WorkerState:
     """What one worker had written when its checkpoint was last saved."""
 
     inputs_done: int
-    next_chunk_index: int
     chunks: tuple[ChunkEntry, ...]
     config: DatasetConfig
 
@@ -54,20 +58,14 @@ class Checkpoint:
     def __init__(self, directory: Path, rank: int) -> None:
         self.path = directory / f"checkpoint-{rank}.json"
 
-    def save(
-        self,
-        inputs_done: int,
-        next_chunk_index: int,
-        chunks: Sequence[ChunkEntry],
-        config: DatasetConfig,
-    ) -> None:
-        """Record that ``inputs_done`` inputs are fully contained in ``chunks``."""
-        state = {
-            "inputs_done": inputs_done,
-            "next_chunk_index": next_chunk_index,
-            "chunks": [chunk.to_json() for chunk in chunks],
-            "config": config.to_json(),
-        }
+    def save(self, inputs_done: int, chunks: Sequence[ChunkEntry], config: DatasetConfig) -> None:
+        """Record that ``inputs_done`` inputs are fully contained in ``chunks``.
+
+        The file is the worker's index so far plus ``inputs_done``; the worker's chunks are
+        numbered from 0 (checkpoints never append), so its next chunk is ``len(chunks)``.
+        """
+        state = DatasetIndex(config, tuple(chunks)).to_json()
+        state["inputs_done"] = inputs_done
         atomic_write_bytes(self.path, json.dumps(state).encode())
 
 
@@ -119,16 +117,7 @@ class Checkpoints:
         ]
         return Slices(remaining), states
 
-    def remove(self) -> None:
-        """Delete the checkpoints (the run succeeded)."""
-        shutil.rmtree(self.directory, ignore_errors=True)
-
 
 def _state(raw: dict[str, Any], source: str) -> WorkerState:
-    index = parse_index({"chunks": raw["chunks"], "config": raw["config"]}, source)
-    return WorkerState(
-        inputs_done=int(raw["inputs_done"]),
-        next_chunk_index=int(raw["next_chunk_index"]),
-        chunks=index.chunks,
-        config=index.config,
-    )
+    index = parse_index(raw, source)
+    return WorkerState(int(raw["inputs_done"]), index.chunks, index.config)

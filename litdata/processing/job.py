@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,21 +56,21 @@ def _fail(rank: int, position: int, item: Any, error: BaseException, report: Rep
     report(Failed(rank, f"{type(error).__name__}: {error}", traceback.format_exc(), position, text))
 
 
-def _each(
-    rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[int, Any], int]
-) -> Iterator[int]:
-    """Call ``handle(position, input)`` for each input, reporting a failure with the input."""
+def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[Any], int]) -> None:
+    """Call ``handle(input)`` for each input (it returns the samples made), reporting progress.
+
+    Raises:
+        ReportedFailure: ``handle`` failed; the failure was reported with the input.
+    """
     progress = _Progress(rank, report)
-    position, item = -1, None
+    current: Item = (-1, None)  # (position, input), named in a failure report
     try:
-        for position, item in inputs:
-            samples = handle(position, item)
-            progress.add(1, samples)
-            yield position
+        for current in inputs:
+            progress.add(1, handle(current[1]))
     except ReportedFailure:
         raise
     except Exception as error:
-        _fail(rank, position, item, error, report)
+        _fail(rank, *current, error, report)
         raise ReportedFailure from error
     finally:
         progress.flush()
@@ -102,44 +102,42 @@ class OptimizeJob:
     checkpoints: Path | None = None
     resume: Mapping[int, WorkerState] = field(default_factory=dict)
 
-    def _writer(self, rank: int) -> ChunkWriter:
-        state = self.resume.get(rank)
+    def _writer(self, rank: int, state: WorkerState | None) -> ChunkWriter:
         return ChunkWriter(
             self.write_dir,
             **self.writer_options,
             serializers=self.serializers,
             item_loader=self.item_loader,
             rank=rank,
-            chunk_index=state.next_chunk_index if state else self.chunk_starts.get(rank, 0),
+            chunk_index=len(state.chunks) if state else self.chunk_starts.get(rank, 0),
             expected=state.config if state else self.expected,
             previous_chunks=state.chunks if state else (),
         )
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
-        """Process this worker's inputs; return ``{"samples": ..., "chunks": ...}``."""
-        writer = self._writer(rank)
-        checkpoint = Checkpoint(self.checkpoints, rank) if self.checkpoints else None
+        """Process this worker's inputs; return ``{"samples": ...}``."""
         state = self.resume.get(rank)
-        seen = done = state.inputs_done if state else 0  # counted within this worker's slice
+        writer = self._writer(rank, state)
+        checkpoint = Checkpoint(self.checkpoints, rank) if self.checkpoints else None
+        seen = state.inputs_done if state else 0  # counted within this worker's slice
         generator = inspect.isgeneratorfunction(self.fn)
 
-        def handle(position: int, item: Any) -> int:
-            nonlocal seen, done
+        def handle(item: Any) -> int:
+            nonlocal seen
             chunks_before = len(writer.chunks)
             samples = _write(writer, self.fn(item), generator)
             seen += 1
             if checkpoint is not None and len(writer.chunks) > chunks_before:
                 # The inputs seen are all in written chunks, unless this one's sample is buffered.
                 done = seen if writer.buffered == 0 else seen - 1
-                checkpoint.save(done, writer.next_chunk_index, writer.chunks, writer.config)
+                checkpoint.save(done, writer.chunks, writer.config)
             return samples
 
-        for _ in _each(rank, inputs, report, handle):
-            pass
+        _each(rank, inputs, report, handle)
         writer.close()
         if checkpoint is not None:
-            checkpoint.save(seen, writer.next_chunk_index, writer.chunks, writer.config)
-        return {"samples": writer.num_samples, "chunks": len(writer.chunks)}
+            checkpoint.save(seen, writer.chunks, writer.config)
+        return {"samples": writer.num_samples}
 
 
 def _write(writer: ChunkWriter, result: Any, generator: bool) -> int:
@@ -169,10 +167,10 @@ class MapJob:
     output_dir: Path
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
-        """Process this worker's inputs; return ``{"inputs": ...}``."""
+        """Process this worker's inputs; return an empty summary."""
         target = str(self.output_dir)
 
-        def handle(position: int, item: Any) -> int:
+        def handle(item: Any) -> int:
             result = self.fn(item, target)
             if result is not None:
                 raise TypeError(
@@ -182,5 +180,5 @@ class MapJob:
                 )
             return 0
 
-        count = sum(1 for _ in _each(rank, inputs, report, handle))
-        return {"inputs": count}
+        _each(rank, inputs, report, handle)
+        return {}

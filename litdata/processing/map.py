@@ -5,15 +5,20 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from litdata.core.protocols import Executor
-from litdata.core.work import WorkSource
 from litdata.processing.job import MapJob
-from litdata.processing.optimize import check_workers, prepare_inputs, resolve_executor
-from litdata.processing.progress import ProgressBar
-from litdata.processing.split import contiguous_slices, numbered, shared
+from litdata.processing.run import (
+    check_fn,
+    check_workers,
+    deal,
+    make_output_dir,
+    prepare_inputs,
+    report_done,
+    resolve_executor,
+    run_job,
+)
 
 __all__ = ["map"]
 
@@ -54,23 +59,22 @@ def map(  # LitData's public name
         ValueError: Bad arguments, or ``output_dir`` is not empty with ``error_when_not_empty``.
         ProcessingError: ``fn`` failed or returned a value; the message names the input.
     """
-    if not callable(fn):
-        raise ValueError(f"fn must be callable, got {type(fn).__name__}.")
+    check_fn(fn)
     items = prepare_inputs(inputs, batch_size, fast_dev_run)
-    directory = Path(output_dir).absolute()
-    if directory.exists() and not directory.is_dir():
-        raise ValueError(f"output_dir {directory} is a file; give a directory.")
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = make_output_dir(output_dir)
     if error_when_not_empty and any(directory.iterdir()):
         raise ValueError(f"output_dir {directory} is not empty (error_when_not_empty=True).")
     workers = check_workers(num_workers, len(items))
     runner = resolve_executor(executor, start_method)
-    pairs = numbered(items)
-    source: WorkSource = contiguous_slices(pairs, workers) if keep_data_ordered else shared(pairs)
+    source = deal(items, workers, keep_data_ordered)
     start = time.monotonic()
-    with ProgressBar(len(items), f"map -> {directory.name}", verbose) as bar:
-        runner.run(MapJob(fn, directory), source, workers, bar)
-    if verbose:
-        print(  # the closing line of the progress display
-            f"Processed {len(items):,} inputs into {directory} in {time.monotonic() - start:.1f} s."
-        )
+    run_job(
+        runner,
+        MapJob(fn, directory),
+        source,
+        workers,
+        total=len(items),
+        description=f"map -> {directory.name}",
+        verbose=verbose,
+    )
+    report_done(f"Processed {len(items):,} inputs into {directory}", start, verbose)

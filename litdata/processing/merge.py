@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -13,18 +12,24 @@ from pathlib import Path
 from litdata.core.codecs import chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
 from litdata.core.index import (
-    FORMAT_VERSION,
     INDEX_FILENAME,
     ChunkEntry,
     DatasetIndex,
     load_index,
     merge_rank_indexes,
-    write_index,
+    publish_index,
 )
 
 __all__ = ["complete_dataset", "is_complete_dataset", "merge_datasets"]
 
-_MUST_MATCH = ("data_format", "data_spec", "compression", "encryption", "item_loader")
+_MUST_MATCH = (
+    "data_format",
+    "data_spec",
+    "compression",
+    "encryption",
+    "item_loader",
+    "compression_level",
+)
 
 
 def is_complete_dataset(input_dir: str | os.PathLike[str]) -> bool:
@@ -50,11 +55,7 @@ def complete_dataset(input_dir: str | os.PathLike[str]) -> str:
 
 
 def _check_compatible(first: DatasetIndex, other: DatasetIndex, where: Path) -> None:
-    a, b = first.config.core(), other.config.core()
-    different = [key for key in _MUST_MATCH if a[key] != b[key]]
-    level_a = first.config.extra.get("compression_level")
-    if level_a != other.config.extra.get("compression_level"):
-        different.append("compression_level")
+    different = other.config.differences(first.config, _MUST_MATCH)
     if different:
         raise ValueError(
             f"{where} cannot be merged with the first dataset: they differ in "
@@ -102,11 +103,4 @@ def merge_datasets(
     output.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers or min(8, os.cpu_count() or 1)) as pool:
         list(pool.map(lambda pair: shutil.copyfile(*pair), copies))
-    plugins: dict[str, dict[str, str]] = {}
-    for index in indexes:
-        for kind, names in index.plugins.items():
-            plugins.setdefault(kind, {}).update(names)
-    merged = DatasetIndex(
-        indexes[0].config, tuple(chunks), str(time.time()), FORMAT_VERSION, plugins
-    )
-    write_index(output / INDEX_FILENAME, merged)
+    publish_index(output, indexes[0].config, chunks, (index.plugins for index in indexes))

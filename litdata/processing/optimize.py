@@ -3,61 +3,34 @@
 from __future__ import annotations
 
 import inspect
-import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from litdata.core import registries
 from litdata.core.errors import DatasetFormatError
 from litdata.core.index import DatasetConfig
 from litdata.core.item_loaders import ItemLoader, PyTreeLoader
 from litdata.core.protocols import Executor, Serializer
-from litdata.core.units import parse_size
-from litdata.core.work import LiveQueue, WorkSource
+from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.core.writer import check_chunk_options
 from litdata.processing.checkpoint import Checkpoints
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import prepare_output
-from litdata.processing.progress import ProgressBar
-from litdata.processing.split import contiguous_slices, numbered, shared
+from litdata.processing.run import (
+    check_fn,
+    check_workers,
+    deal,
+    prepare_inputs,
+    report_done,
+    resolve_executor,
+    run_job,
+)
 
-__all__ = ["ALL_DONE", "FAST_DEV_RUN_INPUTS", "default_num_workers", "optimize", "resolve_executor"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["ALL_DONE", "optimize"]
 
 #: What a producer puts on a ``queue=`` input, once, when it has no more inputs (LitData's).
 ALL_DONE = "ALL_DONE"
-#: How many inputs ``fast_dev_run=True`` processes.
-FAST_DEV_RUN_INPUTS = 10
-
-
-def default_num_workers() -> int:
-    """The CPUs this process may run on (the scheduler's allowance, not the machine's total)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def resolve_executor(executor: str | Executor, start_method: str | None) -> Executor:
-    """The executor plugin for a name (configured with ``start_method``), or the instance given.
-
-    Raises:
-        UnknownPluginError: No executor has that name.
-        ValueError: ``start_method`` was given for an executor that does not take one.
-    """
-    if not isinstance(executor, str):
-        return executor
-    plugin = registries.executors.load(executor)
-    if start_method is None:
-        return plugin()
-    if "start_method" not in inspect.signature(plugin).parameters:
-        raise ValueError(
-            f"start_method is for local processes; the {executor!r} executor does not take it."
-        )
-    return plugin(start_method=start_method)  # type: ignore[call-arg]
 
 
 def _check_source(inputs: Any, queue: Any) -> None:
@@ -68,38 +41,6 @@ def _check_source(inputs: Any, queue: Any) -> None:
         )
     if queue is not None and not all(hasattr(queue, method) for method in ("get", "put")):
         raise ValueError(f"queue must be a multiprocessing queue, got {type(queue).__name__}.")
-
-
-def prepare_inputs(inputs: Any, batch_size: int | None, fast_dev_run: bool | int) -> list[Any]:
-    """Validate ``inputs`` and return them as a list, batched and trimmed as asked."""
-    if isinstance(inputs, str | bytes) or not isinstance(inputs, Iterable):
-        raise ValueError(f"inputs must be a sequence of inputs, got {type(inputs).__name__}.")
-    items = list(inputs)
-    if not items:
-        raise ValueError("inputs is empty: there is nothing to process.")
-    if batch_size is not None:
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
-        if batch_size > 1:
-            items = [items[i : i + batch_size] for i in range(0, len(items), batch_size)]
-    if fast_dev_run is not False:
-        count = FAST_DEV_RUN_INPUTS if fast_dev_run is True else fast_dev_run
-        if not isinstance(count, int) or count < 1:
-            raise ValueError(
-                f"fast_dev_run must be True or a positive integer, got {fast_dev_run!r}."
-            )
-        items = items[:count]
-    return items
-
-
-def check_workers(num_workers: int | None, count: int | None) -> int:
-    """The number of workers to start (never more than there are inputs)."""
-    if num_workers is None:
-        num_workers = default_num_workers()
-    if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
-        raise ValueError(f"num_workers must be a non-negative integer, got {num_workers!r}.")
-    num_workers = max(num_workers, 1)
-    return min(num_workers, count) if count is not None else num_workers
 
 
 def _ordered(
@@ -119,25 +60,27 @@ def _ordered(
     return bool(keep_data_ordered or use_checkpoint or align_chunking)
 
 
+_WRITER_KEYS = ("chunk_size", "chunk_bytes", "compression", "item_loader")
+
+
 def _check_append(
     existing: DatasetConfig,
     chunk_size: int | None,
-    chunk_bytes: int | str | None,
+    chunk_bytes: int | None,
     compression: str | None,
     item_loader: ItemLoader | None,
 ) -> None:
     """Refuse, before any work, writer settings that differ from the dataset's."""
-    given = {
-        "chunk_size": chunk_size,
-        "chunk_bytes": None if chunk_bytes is None else parse_size(chunk_bytes),
-        "compression": compression,
-        "item_loader": (item_loader or PyTreeLoader()).name,
-    }
-    recorded = existing.core()
+    given = DatasetConfig(
+        chunk_bytes=chunk_bytes,
+        chunk_size=chunk_size,
+        compression=compression,
+        item_loader=(item_loader or PyTreeLoader()).name,
+    )
+    ours, recorded = given.core(), existing.core()
     different = [
-        f"{key}={value!r} (the dataset has {recorded[key]!r})"
-        for key, value in given.items()
-        if recorded[key] != value
+        f"{key}={ours[key]!r} (the dataset has {recorded[key]!r})"
+        for key in given.differences(existing, _WRITER_KEYS)
     ]
     if different:
         raise DatasetFormatError(
@@ -201,8 +144,7 @@ def optimize(
         DatasetExistsError: ``output_dir`` holds a dataset and ``mode`` is ``None``.
         ProcessingError: ``fn`` failed; the message names the input and holds its traceback.
     """
-    if not callable(fn):
-        raise ValueError(f"fn must be callable, got {type(fn).__name__}.")
+    check_fn(fn)
     _check_source(inputs, queue)
     items = None if queue is not None else prepare_inputs(inputs, batch_size, fast_dev_run)
     if align_chunking and chunk_size is None:
@@ -220,16 +162,16 @@ def optimize(
     ordered = _ordered(keep_data_ordered, use_checkpoint, align_chunking, queue)
     workers = check_workers(num_workers, None if items is None else len(items))
     runner = resolve_executor(executor, start_method)
-    check_chunk_options(chunk_size, chunk_bytes, compression)
+    target_bytes = check_chunk_options(chunk_size, chunk_bytes, compression)
     writer_options = {
         "chunk_size": chunk_size,
-        "chunk_bytes": chunk_bytes,
+        "chunk_bytes": target_bytes,
         "compression": compression,
     }
 
     output = prepare_output(output_dir, mode, use_checkpoint)
     if output.existing is not None:
-        _check_append(output.existing.config, chunk_size, chunk_bytes, compression, item_loader)
+        _check_append(output.existing.config, chunk_size, target_bytes, compression, item_loader)
     job = OptimizeJob(
         fn,
         output.write_dir,
@@ -242,30 +184,32 @@ def optimize(
     source: WorkSource
     if items is None:
         source = LiveQueue(queue, ALL_DONE)
-    elif not ordered:
-        source = shared(numbered(items))
     else:
-        source = contiguous_slices(numbered(items), workers, chunk_size if align_chunking else None)
-        if use_checkpoint:
-            checkpoints = Checkpoints(output.directory)
-            job.checkpoints = checkpoints.directory
-            source, job.resume = checkpoints.resume(source)
+        source = deal(items, workers, ordered, chunk_size if align_chunking else None)
+    if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
+        checkpoints = Checkpoints(output.directory)
+        job.checkpoints = checkpoints.directory
+        source, job.resume = checkpoints.resume(source)
 
     start = time.monotonic()
     total = None if items is None else len(items)
     try:
-        with ProgressBar(total, f"optimize -> {output.directory.name}", verbose) as bar:
-            summaries = runner.run(job, source, workers, bar)
+        summaries = run_job(
+            runner,
+            job,
+            source,
+            workers,
+            total=total,
+            description=f"optimize -> {output.directory.name}",
+            verbose=verbose,
+        )
         index = output.publish()
     except BaseException:
         output.discard()
         raise
-    Checkpoints(output.directory).remove()
     samples = sum(summary.get("samples", 0) for summary in summaries)
-    message = (
-        f"Wrote {samples:,} samples in {len(index.chunks)} chunks to {output.directory} "
-        f"in {time.monotonic() - start:.1f} s."
+    report_done(
+        f"Wrote {samples:,} samples in {len(index.chunks)} chunks to {output.directory}",
+        start,
+        verbose,
     )
-    logger.info(message)
-    if verbose:
-        print(message)  # the closing line of the progress display

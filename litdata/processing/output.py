@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from litdata.core.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.index import (
     INDEX_FILENAME,
@@ -26,6 +27,7 @@ from litdata.core.index import (
     rank_index_files,
 )
 from litdata.processing.checkpoint import CHECKPOINT_DIR
+from litdata.processing.run import make_output_dir
 
 __all__ = ["MODES", "Output", "prepare_output"]
 
@@ -33,15 +35,22 @@ logger = logging.getLogger(__name__)
 
 MODES = (None, "append", "overwrite")
 STAGING = ".litdata-staging"
-_CHUNK = re.compile(r"^chunk-(\d+)-(\d+)(?:\..+)?\.bin$")
 
 
-def _dataset_files(directory: Path) -> list[Path]:
-    """Chunk files and indexes (complete or per-worker) in ``directory``."""
-    files = [path for path in directory.iterdir() if _CHUNK.match(path.name)]
-    files.extend(rank_index_files(directory))
-    index = directory / INDEX_FILENAME
-    return [index, *files] if index.exists() else files
+def _dataset_files(directory: Path, names: Collection[str]) -> list[Path]:
+    """The chunk files and indexes (complete or per-worker) among ``names``, ``index.json`` first.
+
+    Args:
+        directory: The directory the names are in.
+        names: File names in ``directory`` (all of them, or those a run added).
+    """
+    files = [directory / name for name in names if parse_chunk_filename(name)]
+    files.extend(rank_index_files(directory, names))
+    return [directory / INDEX_FILENAME, *files] if INDEX_FILENAME in names else files
+
+
+def _remove_checkpoints(directory: Path) -> None:
+    shutil.rmtree(directory / CHECKPOINT_DIR, ignore_errors=True)
 
 
 def _remove(paths: list[Path]) -> None:
@@ -69,15 +78,19 @@ class Output:
     _before: frozenset[str] = frozenset()
 
     def publish(self) -> DatasetIndex:
-        """Merge the workers' indexes into ``index.json`` (swapping a staged dataset in)."""
+        """Merge the workers' indexes into ``index.json`` (swapping a staged dataset in).
+
+        The dataset is then complete, so its checkpoints (if any) are removed.
+        """
         if self.write_dir != self.directory:
-            (self.directory / INDEX_FILENAME).unlink(missing_ok=True)  # never a stale index
-            _remove(_dataset_files(self.directory))
-            shutil.rmtree(self.directory / CHECKPOINT_DIR, ignore_errors=True)
+            # index.json goes first: never a stale index over missing chunks.
+            _remove(_dataset_files(self.directory, os.listdir(self.directory)))
             for path in self.write_dir.iterdir():
                 os.replace(path, self.directory / path.name)
             shutil.rmtree(self.write_dir, ignore_errors=True)
-        return merge_rank_indexes(self.directory, existing=self.existing)
+        index = merge_rank_indexes(self.directory, existing=self.existing)
+        _remove_checkpoints(self.directory)
+        return index
 
     def discard(self) -> None:
         """Remove what a failed run wrote (unless it is to be resumed)."""
@@ -86,16 +99,17 @@ class Output:
         if self.write_dir != self.directory:
             shutil.rmtree(self.write_dir, ignore_errors=True)
             return
-        _remove([p for p in _dataset_files(self.directory) if p.name not in self._before])
+        added = [name for name in os.listdir(self.directory) if name not in self._before]
+        _remove(_dataset_files(self.directory, added))
 
 
-def _chunk_starts(directory: Path, existing: DatasetIndex) -> dict[int, int]:
+def _chunk_starts(names: Collection[str], existing: DatasetIndex) -> dict[int, int]:
+    """The next free chunk number of each rank, past the dataset's chunks and stray files."""
     starts: dict[int, int] = {}
-    names = [chunk.filename for chunk in existing.chunks] + os.listdir(directory)
-    for name in names:
-        match = _CHUNK.match(name)
-        if match:
-            rank, index = int(match.group(1)), int(match.group(2))
+    for name in [*(chunk.filename for chunk in existing.chunks), *names]:
+        parsed = parse_chunk_filename(name)
+        if parsed:
+            rank, index = parsed
             starts[rank] = max(starts.get(rank, 0), index + 1)
     return starts
 
@@ -112,10 +126,8 @@ def prepare_output(
     """
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not valid: use None, 'append' or 'overwrite'.")
-    directory = Path(output_dir).absolute()
-    if directory.exists() and not directory.is_dir():
-        raise ValueError(f"output_dir {directory} is a file; give a directory.")
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = make_output_dir(output_dir)
+    names = os.listdir(directory)
     resuming = use_checkpoint and (directory / CHECKPOINT_DIR).is_dir()
     has_index = (directory / INDEX_FILENAME).exists()
     if mode is None and has_index:
@@ -131,23 +143,20 @@ def prepare_output(
                 f"{directory} was written by LitData with compression_level={level!r}; litdata "
                 f"cannot add chunks to it. Write a new dataset, or merge_datasets() two."
             )
-        _remove(rank_index_files(directory))
-        return Output(
-            directory,
-            directory,
-            existing,
-            _chunk_starts(directory, existing),
-            _before=frozenset(os.listdir(directory)),
-        )
+        shards = rank_index_files(directory, names)
+        _remove(shards)
+        before = frozenset(names).difference(shard.name for shard in shards)
+        starts = _chunk_starts(before, existing)
+        return Output(directory, directory, existing, starts, _before=before)
     if mode == "overwrite" and not use_checkpoint:
         staging = directory / STAGING
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         return Output(directory, staging)
     if not resuming:  # leftovers of a failed run, or the dataset being overwritten in place
-        leftovers = _dataset_files(directory)
+        leftovers = _dataset_files(directory, names)
         if leftovers:
             logger.info("removing %d files of an earlier run from %s", len(leftovers), directory)
         _remove(leftovers)
-        shutil.rmtree(directory / CHECKPOINT_DIR, ignore_errors=True)
+        _remove_checkpoints(directory)  # they describe the leftovers just removed
     return Output(directory, directory, keep_on_failure=use_checkpoint)

@@ -50,4 +50,4 @@ def contiguous_slices(
 
 def shared(items: Sequence[Item]) -> SharedInputs:
     """One queue that every worker takes its next input from."""
-    return SharedInputs(list(items))
+    return SharedInputs(items)

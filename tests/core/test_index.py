@@ -129,3 +129,10 @@ def test_merge_refuses_different_configs(tmp_path):
 def test_merge_of_nothing_is_an_error(tmp_path):
     with pytest.raises(DatasetNotFoundError, match="nothing to merge"):
         merge_rank_indexes(tmp_path)
+
+
+def test_config_differences_name_the_keys_that_differ():
+    other = DatasetConfig(chunk_size=3, data_format=("int",), extra={"compression_level": "item"})
+    assert CONFIG.differences(CONFIG) == []
+    assert CONFIG.differences(other) == ["chunk_size"]
+    assert CONFIG.differences(other, ["compression_level", "data_format"]) == ["compression_level"]

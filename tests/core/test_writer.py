@@ -7,7 +7,8 @@ import pytest
 from helpers import chunk_files
 
 import litdata as ld
-from litdata.core.errors import LitdataWarning, SampleError
+from litdata.core.codecs import chunk_filename, parse_chunk_filename
+from litdata.core.errors import DatasetExistsError, LitdataWarning, SampleError
 from litdata.core.writer import ChunkWriter
 
 
@@ -108,8 +109,9 @@ def test_empty_input_writes_nothing(tmp_path):
 
 def test_existing_dataset_is_not_overwritten(tmp_path):
     ld.write_dataset([1], tmp_path, chunk_size=2)
-    with pytest.raises(FileExistsError, match="already holds a dataset"):
+    with pytest.raises(FileExistsError, match="already holds a dataset") as caught:
         ld.write_dataset([2], tmp_path, chunk_size=2)
+    assert isinstance(caught.value, DatasetExistsError)  # as optimize raises
     assert ld.DatasetReader(tmp_path)[0] == 1
 
 
@@ -125,3 +127,13 @@ def test_no_warning_for_normal_writes(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ld.write_dataset(({"i": i} for i in range(100)), tmp_path, chunk_bytes="64MB")
+
+
+@pytest.mark.parametrize("compression", [None, "zstd", "zstd:7"])
+def test_chunk_filenames_parse_back(compression):
+    assert parse_chunk_filename(chunk_filename(3, 12, compression)) == (3, 12)
+
+
+@pytest.mark.parametrize("name", ["index.json", "chunk-1-2x.bin", "chunk--1.bin", "chunk-1-2..bin"])
+def test_other_names_are_not_chunk_filenames(name):
+    assert parse_chunk_filename(name) is None

@@ -16,7 +16,8 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from multiprocessing.process import BaseProcess
 from typing import Any, ClassVar
 
@@ -69,46 +70,39 @@ def _orphan_check(items: Iterable[Item]) -> Iterator[Item]:
             checked = time.monotonic()
 
 
-def _from_queue(work: Any) -> Iterator[Item]:
+def _poll(get: Callable[..., Any]) -> Iterator[Any]:
+    """Yield what ``get`` returns, waiting a second at a time, until the driver process is gone."""
     while True:
         try:
-            batch = work.get(timeout=1.0)
+            value = get(timeout=1.0)
         except queue.Empty:
             if not _parent_alive():
                 return
             continue
+        yield value
+
+
+def _from_queue(work: Any) -> Iterator[Item]:
+    """The inputs of the shared work queue, batch by batch, until its ``None``."""
+    for batch in _poll(work.get):
         if batch is None:
             return
         yield from batch
 
 
 def _from_live_queue(source: LiveQueue) -> Iterator[Item]:
-    position = 0
-    while True:
-        try:
-            value = source.queue.get(timeout=1.0)
-        except queue.Empty:
-            if not _parent_alive():
-                return
-            continue
+    """The user's queue, numbered, until its sentinel (put back so the other workers stop)."""
+    for position, value in enumerate(_poll(source.queue.get)):
         if isinstance(value, type(source.sentinel)) and value == source.sentinel:
-            source.queue.put(source.sentinel)  # so the other workers stop too
+            source.queue.put(source.sentinel)
             return
         yield position, value
-        position += 1
 
 
-def _worker_main(job: Job, rank: int, items: Any, mode: str, events: Any) -> None:
+def _worker_main(job: Job, rank: int, reader: Callable[[], Iterable[Item]], events: Any) -> None:
     report: Report = events.put
-    if mode == "slice":
-        inputs: Iterable[Item] = items
-    elif mode == "queue":
-        inputs = _from_queue(items)
-    else:
-        inputs = _from_live_queue(items)
-    inputs = _orphan_check(inputs)
     try:
-        report(Finished(rank, job(rank, inputs, report)))
+        report(Finished(rank, job(rank, _orphan_check(reader()), report)))
     except BaseException as error:  # reported to the driver, whatever it is
         if not isinstance(error, ReportedFailure):
             report(Failed(rank, f"{type(error).__name__}: {error}", traceback.format_exc()))
@@ -181,21 +175,20 @@ class LocalExecutor:
         context: Any = multiprocessing.get_context(self.start_method or default_start_method())
         events = context.Queue()
         feeder: _Feeder | None = None
+        readers: list[Callable[[], Iterable[Item]]]  # how each worker gets its inputs
         if isinstance(source, SharedInputs):
             work = context.Queue(maxsize=max(16, 4 * num_workers))
             feeder = _Feeder(work, source.items, num_workers)
-            arguments: list[tuple[Any, str]] = [(work, "queue")] * num_workers
+            readers = [partial(_from_queue, work)] * num_workers
         elif isinstance(source, Slices):
-            arguments = [(list(part), "slice") for part in source.slices]
+            readers = [partial(iter, part) for part in source.slices]
         else:
-            arguments = [(source, "live")] * num_workers
+            readers = [partial(_from_live_queue, source)] * num_workers
         processes = [
             context.Process(
-                target=_worker_main,
-                args=(job, rank, items, mode, events),
-                name=f"litdata-worker-{rank}",
+                target=_worker_main, args=(job, rank, reader, events), name=f"litdata-worker-{rank}"
             )
-            for rank, (items, mode) in enumerate(arguments)
+            for rank, reader in enumerate(readers)
         ]
         try:
             self._start(processes, context)

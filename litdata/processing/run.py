@@ -1,0 +1,157 @@
+"""What ``optimize`` and ``map`` share: checking arguments, dealing inputs, running a job."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from litdata.core import registries
+from litdata.core.protocols import Executor
+from litdata.core.work import Job, SharedInputs, Slices, WorkSource
+from litdata.processing.progress import ProgressBar
+from litdata.processing.split import contiguous_slices, numbered, shared
+
+__all__ = [
+    "FAST_DEV_RUN_INPUTS",
+    "check_fn",
+    "check_workers",
+    "deal",
+    "default_num_workers",
+    "make_output_dir",
+    "prepare_inputs",
+    "report_done",
+    "resolve_executor",
+    "run_job",
+]
+
+logger = logging.getLogger(__name__)
+
+#: How many inputs ``fast_dev_run=True`` processes.
+FAST_DEV_RUN_INPUTS = 10
+
+
+def default_num_workers() -> int:
+    """The CPUs this process may run on (the scheduler's allowance, not the machine's total)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def resolve_executor(executor: str | Executor, start_method: str | None) -> Executor:
+    """The executor plugin for a name (configured with ``start_method``), or the instance given.
+
+    Raises:
+        UnknownPluginError: No executor has that name.
+        ValueError: ``start_method`` was given for an executor that does not take one.
+    """
+    if not isinstance(executor, str):
+        return executor
+    plugin = registries.executors.load(executor)
+    if start_method is None:
+        return plugin()
+    if "start_method" not in inspect.signature(plugin).parameters:
+        raise ValueError(
+            f"start_method is for local processes; the {executor!r} executor does not take it."
+        )
+    return plugin(start_method=start_method)  # type: ignore[call-arg]
+
+
+def check_fn(fn: Callable[..., Any]) -> None:
+    """Refuse an ``fn`` that cannot be called.
+
+    Raises:
+        ValueError: ``fn`` is not callable.
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be callable, got {type(fn).__name__}.")
+
+
+def prepare_inputs(inputs: Any, batch_size: int | None, fast_dev_run: bool | int) -> list[Any]:
+    """Validate ``inputs`` and return them as a list, batched and trimmed as asked.
+
+    Raises:
+        ValueError: ``inputs`` is not a non-empty sequence, or a bad ``batch_size`` or
+            ``fast_dev_run``.
+    """
+    if isinstance(inputs, str | bytes) or not isinstance(inputs, Iterable):
+        raise ValueError(f"inputs must be a sequence of inputs, got {type(inputs).__name__}.")
+    items = list(inputs)
+    if not items:
+        raise ValueError("inputs is empty: there is nothing to process.")
+    if batch_size is not None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}.")
+        if batch_size > 1:
+            items = [items[i : i + batch_size] for i in range(0, len(items), batch_size)]
+    if fast_dev_run is not False:
+        count = FAST_DEV_RUN_INPUTS if fast_dev_run is True else fast_dev_run
+        if not isinstance(count, int) or count < 1:
+            raise ValueError(
+                f"fast_dev_run must be True or a positive integer, got {fast_dev_run!r}."
+            )
+        items = items[:count]
+    return items
+
+
+def check_workers(num_workers: int | None, count: int | None) -> int:
+    """The number of workers to start (never more than there are inputs).
+
+    Raises:
+        ValueError: ``num_workers`` is not a non-negative integer.
+    """
+    if num_workers is None:
+        num_workers = default_num_workers()
+    if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+        raise ValueError(f"num_workers must be a non-negative integer, got {num_workers!r}.")
+    num_workers = max(num_workers, 1)
+    return min(num_workers, count) if count is not None else num_workers
+
+
+def make_output_dir(output_dir: str | os.PathLike[str]) -> Path:
+    """The absolute output directory, created if missing.
+
+    Raises:
+        ValueError: The path is a file.
+    """
+    directory = Path(output_dir).absolute()
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"output_dir {directory} is a file; give a directory.")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def deal(
+    items: list[Any], workers: int, ordered: bool, align_chunk_size: int | None = None
+) -> SharedInputs | Slices:
+    """Number the inputs and deal them: a contiguous slice each if ``ordered``, else one queue."""
+    pairs = numbered(items)
+    return contiguous_slices(pairs, workers, align_chunk_size) if ordered else shared(pairs)
+
+
+def run_job(
+    runner: Executor,
+    job: Job,
+    source: WorkSource,
+    workers: int,
+    *,
+    total: int | None,
+    description: str,
+    verbose: bool,
+) -> list[dict[str, Any]]:
+    """Run ``job`` with a progress bar (shown if ``verbose``); return the workers' summaries."""
+    with ProgressBar(total, description, verbose) as bar:
+        return runner.run(job, source, workers, bar)
+
+
+def report_done(message: str, start: float, verbose: bool) -> None:
+    """Log ``message`` with the seconds since ``start``; print it too if ``verbose``."""
+    message = f"{message} in {time.monotonic() - start:.1f} s."
+    logger.info(message)
+    if verbose:
+        print(message)  # the closing line of the progress display
