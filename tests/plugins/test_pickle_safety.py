@@ -12,7 +12,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import UnsafeDataError
-from litdata.plugins.serializers.pickle import restricted_loads
+from litdata.plugins.serializers.pickle import PickleSerializer, restricted_loads
 
 
 class Exploit:
@@ -70,3 +70,11 @@ def test_bad_env_value_is_an_error(monkeypatch, tmp_path):
     ld.write_dataset([None], tmp_path, chunk_size=2)
     with pytest.raises(ValueError, match="LITDATA_ALLOW_PICKLE='maybe'"):
         ld.DatasetReader(tmp_path)
+
+
+def test_a_standalone_pickle_serializer_is_safe_unless_told_otherwise(monkeypatch):
+    monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "1")  # read by DatasetReader, not here
+    payload, _ = PickleSerializer().serialize(Counter("ab"))
+    with pytest.raises(UnsafeDataError):
+        PickleSerializer().deserialize(payload)
+    assert PickleSerializer(allow_pickle=True).deserialize(payload) == Counter("ab")

@@ -12,7 +12,6 @@ import io
 import pickle
 from typing import Any, ClassVar
 
-from litdata.core import config
 from litdata.core.errors import UnsafeDataError
 
 __all__ = ["SAFE_GLOBALS", "PickleSerializer", "restricted_loads"]
@@ -82,14 +81,14 @@ class PickleSerializer:
     """Anything picklable; the last resort when no other serializer claims a leaf.
 
     Args:
-        allow_pickle: Let pickles import code when read; ``None`` follows
-            ``LITDATA_ALLOW_PICKLE``. Readers set this from the dataset's ``allow_pickle``.
+        allow_pickle: Let pickles import code when read. Readers set this from the dataset's
+            ``allow_pickle``, which is where ``LITDATA_ALLOW_PICKLE`` is read.
     """
 
     name: ClassVar[str] = "pickle"
     priority: ClassVar[int] = 0
 
-    def __init__(self, allow_pickle: bool | None = None) -> None:
+    def __init__(self, allow_pickle: bool = False) -> None:
         self.allow_pickle = allow_pickle
 
     def can_serialize(self, item: Any) -> bool:
@@ -105,8 +104,7 @@ class PickleSerializer:
 
     def deserialize(self, data: bytes | memoryview) -> Any:
         """The unpickled value; only plain values unless ``allow_pickle``."""
-        allowed = config.allow_pickle_default() if self.allow_pickle is None else self.allow_pickle
-        if allowed:
+        if self.allow_pickle:
             return pickle.loads(data)  # the reader opted in
         return restricted_loads(data)
 
