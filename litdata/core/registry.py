@@ -93,15 +93,9 @@ class Registry(Generic[T]):
         with self._lock:
             if self._entry_points is None:
                 found: dict[str, list[Declared]] = {}
-                seen: set[tuple[str, str, str]] = set()
                 for declared in entry_points.installed():
-                    entry_point = declared.entry_point
-                    if entry_point.group != self.group:
-                        continue
-                    key = (entry_point.name, entry_point.value, declared.distribution)
-                    if key not in seen:  # the same distribution seen twice on sys.path
-                        seen.add(key)
-                        found.setdefault(entry_point.name, []).append(declared)
+                    if declared.entry_point.group == self.group:
+                        found.setdefault(declared.entry_point.name, []).append(declared)
                 self._entry_points = found
             return self._entry_points
 

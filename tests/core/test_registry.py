@@ -114,6 +114,24 @@ def test_two_distributions_claiming_one_name_is_an_error_naming_both(tmp_path, m
     assert "litdata-plugin-two" in str(caught.value)
 
 
+def test_a_stale_copy_of_a_distribution_later_on_sys_path_is_ignored(tmp_path, monkeypatch):
+    stale = "import not_a_module_anywhere\n"
+    _codec_distribution(tmp_path / "old", monkeypatch, name="Litdata.Plugin_Shout", source=stale)
+    _codec_distribution(tmp_path / "new", monkeypatch)  # prepended: first on sys.path
+    info = registries.compression.info("shout")
+    assert (info.distribution, info.version) == ("litdata-plugin-shout", "0.1.0")
+    codec = registries.compression.create("shout")
+    assert codec.decompress(codec.compress(b"abc")) == b"abc"
+
+
+def test_a_directory_twice_on_sys_path_declares_its_plugins_once(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path, monkeypatch)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert sys.path.count(str(tmp_path)) == 2
+    registries.compression.refresh()
+    assert registries.compression.info("shout").distribution == "litdata-plugin-shout"
+
+
 def test_explicit_registration_wins_and_can_be_isolated():
     class Loud:
         name = "zstd"
