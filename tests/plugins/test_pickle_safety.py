@@ -72,9 +72,12 @@ def test_bad_env_value_is_an_error(monkeypatch, tmp_path):
         ld.DatasetReader(tmp_path)
 
 
-def test_a_standalone_pickle_serializer_is_safe_unless_told_otherwise(monkeypatch):
-    monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "1")  # read by DatasetReader, not here
+def test_a_standalone_pickle_serializer_reads_the_environment_once(monkeypatch):
     payload, _ = PickleSerializer().serialize(Counter("ab"))
+    monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "1")
+    serializer = PickleSerializer()
+    assert serializer.deserialize(payload) == Counter("ab")
+    monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "maybe")  # no longer read
+    assert serializer.deserialize(payload) == Counter("ab")
     with pytest.raises(UnsafeDataError):
-        PickleSerializer().deserialize(payload)
-    assert PickleSerializer(allow_pickle=True).deserialize(payload) == Counter("ab")
+        PickleSerializer(allow_pickle=False).deserialize(payload)

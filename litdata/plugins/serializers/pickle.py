@@ -12,6 +12,7 @@ import io
 import pickle
 from typing import Any, ClassVar
 
+from litdata.core import config
 from litdata.core.errors import UnsafeDataError
 
 __all__ = ["SAFE_GLOBALS", "PickleSerializer", "restricted_loads"]
@@ -81,15 +82,30 @@ class PickleSerializer:
     """Anything picklable; the last resort when no other serializer claims a leaf.
 
     Args:
-        allow_pickle: Let pickles import code when read. Readers set this from the dataset's
-            ``allow_pickle``, which is where ``LITDATA_ALLOW_PICKLE`` is read.
+        allow_pickle: Let pickles import code when read; ``None`` follows
+            ``LITDATA_ALLOW_PICKLE``. Readers set this from the dataset's ``allow_pickle``.
     """
 
     name: ClassVar[str] = "pickle"
     priority: ClassVar[int] = 0
 
-    def __init__(self, allow_pickle: bool = False) -> None:
-        self.allow_pickle = allow_pickle
+    def __init__(self, allow_pickle: bool | None = None) -> None:
+        self._allow_pickle = allow_pickle
+
+    @property
+    def allow_pickle(self) -> bool:
+        """Whether pickles may import code; unless set, ``LITDATA_ALLOW_PICKLE`` read once.
+
+        The variable is read on first use rather than in ``__init__``: writers build every
+        serializer to probe leaves and must not fail on a reader-only setting.
+        """
+        if self._allow_pickle is None:
+            self._allow_pickle = config.allow_pickle_default()
+        return self._allow_pickle
+
+    @allow_pickle.setter
+    def allow_pickle(self, allow: bool) -> None:
+        self._allow_pickle = allow
 
     def can_serialize(self, item: Any) -> bool:
         """Claims everything."""
