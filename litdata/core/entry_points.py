@@ -18,10 +18,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 
-__all__ = ["Declared", "forget", "installed"]
+__all__ = ["Declared", "describe", "distribution_of", "forget", "installed"]
 
 _GROUP_PREFIX = "litdata"
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
+
+
+def describe(distribution: str, version: str) -> str:
+    """How messages name a plugin's provider, and what an index records: ``"name version"``."""
+    return f"{distribution} {version}"
+
+
+def distribution_of(provider: str) -> str:
+    """The distribution name (what to ``pip install``) in a :func:`describe` string."""
+    return provider.partition(" ")[0]
 
 
 @dataclass(frozen=True)
@@ -39,9 +49,14 @@ class Declared:
     version: str
 
     @property
+    def provider(self) -> str:
+        """The declaring distribution and its version (see :func:`describe`)."""
+        return describe(self.distribution, self.version)
+
+    @property
     def origin(self) -> str:
         """``module:attr from distribution version``, for messages."""
-        return f"{self.entry_point.value} from {self.distribution} {self.version}"
+        return f"{self.entry_point.value} from {self.provider}"
 
 
 def _normalized(name: str) -> str:

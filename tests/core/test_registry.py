@@ -80,6 +80,24 @@ def test_unknown_name_lists_known_suggests_and_says_what_to_install():
     assert isinstance(error, KeyError)
 
 
+def test_a_recorded_provider_names_the_distribution_to_install():
+    with pytest.raises(UnknownPluginError) as caught:
+        registries.compression.create("bz2", 5, provider="litdata-plugin-example 0.3.1")
+    message = str(caught.value)
+    assert "It is provided by litdata-plugin-example 0.3.1" in message
+    assert "pip install litdata-plugin-example" in message
+    assert "pip install litdata-plugin-example 0.3.1" not in message
+
+
+def test_provider_is_recorded_only_for_third_party_plugins(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path, monkeypatch)
+    assert registries.compression.provider("shout") == "litdata-plugin-shout 0.1.0"
+    assert registries.compression.provider("zstd") is None
+    with registries.compression.isolated():
+        registries.compression.register("shout", registries.compression.load("shout"), replace=True)
+        assert registries.compression.provider("shout") is None
+
+
 def test_plugin_breaking_its_protocol_is_rejected_with_its_origin(tmp_path, monkeypatch):
     broken = (
         "class Shout:\n    name = 'shout'\n    def compress(self, data):\n        return data\n"
