@@ -129,6 +129,14 @@ class Tensor(_MediaRef):
     array: Any = None
     dtype: Any = None
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.array is None and self.dtype is None:
+            raise TypeError(
+                "Tensor() needs array=, or path=/bytes= with dtype= (e.g. dtype='int16') to "
+                "say how to read the raw data."
+            )
+
     @property
     def shape(self) -> tuple[int, ...]:
         """The array's shape."""

@@ -31,7 +31,7 @@ from litdata.plugins.serializers.scalars import (
 )
 from litdata.plugins.serializers.tensors import NoHeaderTensorSerializer, TensorSerializer
 from litdata.testing import SerializerContract
-from litdata.types import File, Image, Text
+from litdata.types import File, Image, Tensor, Text
 
 
 def _pixels(seed, shape=(6, 8, 3)):
@@ -240,3 +240,42 @@ def test_image_paths_are_stored_as_image_bytes(tmp_path):
     assert (payload, name) == (path.read_bytes(), "image:png")
     assert not serializer.can_serialize(str(tmp_path / "missing.png"))
     assert not serializer.can_serialize(str(tmp_path))
+
+
+@pytest.mark.parametrize("dtype", ["int16", np.int16, np.dtype("int16"), torch.int16])
+def test_raw_tensor_wrappers_store_their_bytes_as_they_are(dtype):
+    raw = np.arange(4, dtype=np.int16).tobytes()
+    serializer = NoHeaderTensorSerializer()
+    wrapper = Tensor(bytes=raw, dtype=dtype)
+    assert serializer.can_serialize(wrapper)
+    assert not TensorSerializer().can_serialize(wrapper)
+    payload, name = serializer.serialize(wrapper)
+    assert (payload, name) == (raw, "no_header_tensor:14")
+    serializer.setup(name)
+    assert torch.equal(serializer.deserialize(payload), torch.arange(4, dtype=torch.int16))
+
+
+def test_an_empty_raw_tensor_wrapper_is_an_empty_tensor(tmp_path):
+    path = tmp_path / "empty.bin"
+    path.write_bytes(b"")
+    serializer = NoHeaderTensorSerializer()
+    for wrapper in (Tensor(bytes=b"", dtype="int16"), Tensor(path=path, dtype="bfloat16")):
+        payload, name = serializer.serialize(wrapper)
+        assert payload == b""
+        serializer.setup(name)
+        assert serializer.deserialize(payload).numel() == 0
+
+
+def test_a_raw_tensor_wrapper_without_a_dtype_is_refused():
+    with pytest.raises(TypeError, match="needs array=, or path=/bytes= with dtype="):
+        Tensor(bytes=b"\x00\x01")
+
+
+def test_raw_tensor_wrapper_errors_name_the_dtype_and_the_size():
+    serializer = NoHeaderTensorSerializer()
+    with pytest.raises(TypeError, match=r"Tensor\(dtype='>i2'\): the dtype has no LitData"):
+        serializer.serialize(Tensor(bytes=b"\x00\x01", dtype=">i2"))
+    with pytest.raises(ValueError, match="3 bytes are not a whole number of 2-byte items"):
+        serializer.serialize(Tensor(bytes=b"abc", dtype="int16"))
+    with pytest.raises(TypeError, match="raw 1-D data, stored by no_header_tensor"):
+        TensorSerializer().serialize(Tensor(bytes=b"ab", dtype="int16"))
