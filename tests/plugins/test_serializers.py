@@ -31,7 +31,7 @@ from litdata.plugins.serializers.scalars import (
 )
 from litdata.plugins.serializers.tensors import NoHeaderTensorSerializer, TensorSerializer
 from litdata.testing import SerializerContract
-from litdata.types import File, Image, Tensor, Text
+from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
 
 
 def _pixels(seed, shape=(6, 8, 3)):
@@ -279,3 +279,24 @@ def test_raw_tensor_wrapper_errors_name_the_dtype_and_the_size():
         serializer.serialize(Tensor(bytes=b"abc", dtype="int16"))
     with pytest.raises(TypeError, match="raw 1-D data, stored by no_header_tensor"):
         TensorSerializer().serialize(Tensor(bytes=b"ab", dtype="int16"))
+
+
+def test_a_jpeg_wrapper_keeps_its_bytes_unless_asked_to_re_encode():
+    original = _encoded("JPEG", 8)
+    serializer = JPEGSerializer()
+    assert serializer.serialize(Jpeg(bytes=original)) == (original, None)
+    at_95, _ = serializer.serialize(Jpeg(bytes=original, quality=95))
+    at_60, _ = serializer.serialize(Jpeg(bytes=original, quality=60))
+    assert at_95 != original  # an explicit quality re-encodes, even the default one
+    assert len(at_60) < len(at_95)
+    assert decode_image_tensor(at_95).shape == (3, 6, 8)
+
+
+def test_image_wrappers_convert_to_their_mode_before_storing():
+    gray = JPEGSerializer().serialize(Jpeg(array=_pixels(9), mode="L"))[0]
+    assert PILImage.open(io.BytesIO(gray)).mode == "L"
+    payload, _ = PILSerializer().serialize(Pil(bytes=_encoded("PNG", 9), mode="L"))
+    assert PILSerializer().deserialize(payload).mode == "L"
+    payload, name = ImageSerializer().serialize(Image(bytes=_encoded("JPEG", 9), mode="L"))
+    assert name == "image:jpg"  # the source's format is kept when only the mode changes
+    assert PILImage.open(io.BytesIO(payload)).mode == "L"
