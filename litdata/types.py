@@ -53,65 +53,65 @@ class Text(_MediaRef):
 
 
 @dataclass
-class Image(_MediaRef):
-    """An image stored as encoded bytes; it streams back as a ``uint8`` RGB tensor ``(3, H, W)``.
+class _Pixels(_MediaRef):
+    """An image given as a file (``path``/``bytes``), as pixels, or as a PIL image.
 
     Attributes:
-        array: Pixels (``HxW`` or ``HxWxC``) to encode.
-        image: A PIL image to encode.
-        mode: A PIL mode to convert to before encoding (e.g. ``"RGB"``).
-        format: The encoding (``"jpeg"``, ``"png"``, ``"webp"``...); PNG for arrays by default.
-        quality: JPEG/WebP quality.
+        array: Pixels (``HxW`` or ``HxWxC``).
+        image: A PIL image.
+        mode: A PIL mode to convert to first (e.g. ``"RGB"``).
     """
 
     array: Any = None
     image: Any = None
     mode: str | None = None
+
+    @property
+    def needs_encoding(self) -> bool:
+        """Whether pixels must be encoded (rather than stored as the given bytes)."""
+        return any(value is not None for value in (self.array, self.image, self.mode))
+
+
+@dataclass
+class Image(_Pixels):
+    """An image stored as encoded bytes; it streams back as a ``uint8`` RGB tensor ``(3, H, W)``.
+
+    Attributes:
+        format: The encoding (``"jpeg"``, ``"png"``, ``"webp"``...); PNG for arrays by default.
+        quality: JPEG/WebP quality.
+    """
+
     format: str | None = None
     quality: int | None = None
 
     @property
     def needs_encoding(self) -> bool:
         """Whether pixels must be encoded (rather than stored as the given bytes)."""
-        return any(
-            value is not None
-            for value in (self.array, self.image, self.mode, self.format, self.quality)
-        )
+        return super().needs_encoding or self.format is not None or self.quality is not None
 
 
 @dataclass
-class Jpeg(_MediaRef):
+class Jpeg(_Pixels):
     """A JPEG image; streams back as a ``uint8`` RGB tensor ``(3, H, W)``.
 
-    Given ``path``/``bytes`` at the default quality, the bytes are stored as they are;
-    otherwise the pixels are (re-)encoded at ``quality``.
+    Given only ``path``/``bytes``, the bytes are stored as they are; otherwise (pixels, a
+    ``mode`` or a ``quality``) the pixels are (re-)encoded.
 
     Attributes:
-        array: Pixels to encode.
-        image: A PIL image to encode.
-        mode: A PIL mode to convert to first.
-        quality: The JPEG quality.
+        quality: The JPEG quality; the ``jpeg`` serializer's default (95) when not given.
     """
 
-    array: Any = None
-    image: Any = None
-    mode: str | None = None
-    quality: int = 95
+    quality: int | None = None
+
+    @property
+    def needs_encoding(self) -> bool:
+        """Whether pixels must be encoded (rather than stored as the given bytes)."""
+        return super().needs_encoding or self.quality is not None
 
 
 @dataclass
-class Pil(_MediaRef):
-    """An image stored as raw pixels (LitData's ``pil`` layout); streams back as a PIL image.
-
-    Attributes:
-        array: Pixels.
-        image: A PIL image.
-        mode: A PIL mode to convert to first.
-    """
-
-    array: Any = None
-    image: Any = None
-    mode: str | None = None
+class Pil(_Pixels):
+    """An image stored as raw pixels (LitData's ``pil`` layout); streams back as a PIL image."""
 
 
 @dataclass
@@ -128,6 +128,14 @@ class Tensor(_MediaRef):
 
     array: Any = None
     dtype: Any = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.array is None and self.dtype is None:
+            raise TypeError(
+                "Tensor() needs array=, or path=/bytes= with dtype= (e.g. dtype='int16') to "
+                "say how to read the raw data."
+            )
 
     @property
     def shape(self) -> tuple[int, ...]:

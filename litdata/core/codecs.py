@@ -29,15 +29,11 @@ def create_compressor(spec: str, providers: Mapping[str, str] | None = None) -> 
         UnknownPluginError: No compressor has that name.
     """
     name, _, level = spec.partition(":")
-    if name not in registries.compression:
-        provider = (providers or {}).get(name)
-        raise registries.compression.unknown(
-            name, provider=provider.split(" ")[0] if provider else None
-        )
+    provider = (providers or {}).get(name)
     if not level:
-        return registries.compression.create(name)
+        return registries.compression.create(name, provider=provider)
     try:
-        return registries.compression.create(name, int(level))
+        return registries.compression.create(name, int(level), provider=provider)
     except ValueError as error:
         if not level.lstrip("-").isdigit():
             raise ValueError(
@@ -74,5 +70,4 @@ def decompressed_filename(filename: str, compression: str) -> str:
 
 def compressor_provider(spec: str) -> str | None:
     """``"distribution version"`` of the compressor for ``spec`` when it is not litdata's own."""
-    info = registries.compression.info(spec.partition(":")[0])
-    return None if info.builtin or info.distribution is None else info.origin
+    return registries.compression.provider(spec.partition(":")[0])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TypeVar
 
 __all__ = [
     "allow_pickle_default",
@@ -21,8 +22,15 @@ __all__ = [
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
+_Default = TypeVar("_Default", bool, None)
 
-def _flag(name: str, default: bool) -> bool:
+
+def _flag(name: str, default: _Default) -> bool | _Default:
+    """The boolean environment variable ``name``, or ``default`` when it is unset.
+
+    Raises:
+        ValueError: The variable is set to something that is not a boolean.
+    """
     raw = os.environ.get(name)
     if raw is None:
         return default
@@ -56,9 +64,7 @@ def posix_fast() -> bool | None:
     ``True`` forces it, ``False`` never uses it, ``None`` (unset) detects network and parallel
     filesystems.
     """
-    if os.environ.get("LITDATA_POSIX_FAST") is None:
-        return None
-    return _flag("LITDATA_POSIX_FAST", default=False)
+    return _flag("LITDATA_POSIX_FAST", default=None)
 
 
 def cache_root() -> Path:

@@ -103,9 +103,22 @@ def torch_dtype(index: int) -> torch.dtype:
     return getattr(torch, TORCH_DTYPE_NAMES[index])  # type: ignore[no-any-return]
 
 
-def torch_dtype_index(dtype: torch.dtype) -> int | None:
-    """The number writers record for ``dtype`` (the last alias), or ``None``."""
+def torch_dtype_index(dtype: torch.dtype | np.dtype[Any] | str) -> int | None:
+    """The number writers record for ``dtype`` (the last alias), or ``None``.
+
+    Args:
+        dtype: A torch dtype, a native-order numpy dtype (or anything ``np.dtype`` accepts),
+            or a torch dtype's name (``"bfloat16"``).
+    """
     name = str(dtype).removeprefix("torch.")
+    if name not in TORCH_DTYPE_NAMES:
+        try:
+            numpy = np.dtype(dtype)  # type: ignore[arg-type]  # a torch dtype raises TypeError
+        except TypeError:  # another torch dtype, or not a dtype
+            return None
+        if not numpy.isnative:  # torch reads raw data in native byte order only
+            return None
+        name = numpy.name
     for index in range(len(TORCH_DTYPE_NAMES) - 1, -1, -1):
         if TORCH_DTYPE_NAMES[index] == name:
             return index

@@ -12,15 +12,26 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 
-__all__ = ["Declared", "forget", "installed"]
+__all__ = ["Declared", "describe", "distribution_of", "forget", "installed"]
 
 _GROUP_PREFIX = "litdata"
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
+
+
+def describe(distribution: str, version: str) -> str:
+    """How messages name a plugin's provider, and what an index records: ``"name version"``."""
+    return f"{distribution} {version}"
+
+
+def distribution_of(provider: str) -> str:
+    """The distribution name (what to ``pip install``) in a :func:`describe` string."""
+    return provider.partition(" ")[0]
 
 
 @dataclass(frozen=True)
@@ -38,13 +49,29 @@ class Declared:
     version: str
 
     @property
+    def provider(self) -> str:
+        """The declaring distribution and its version (see :func:`describe`)."""
+        return describe(self.distribution, self.version)
+
+    @property
     def origin(self) -> str:
         """``module:attr from distribution version``, for messages."""
-        return f"{self.entry_point.value} from {self.distribution} {self.version}"
+        return f"{self.entry_point.value} from {self.provider}"
+
+
+def _normalized(name: str) -> str:
+    """A distribution name as :mod:`importlib.metadata` compares them (PEP 503, ``_`` joins)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def _metadata_dirs() -> Iterator[str]:
-    """Every ``*.dist-info`` / ``*.egg-info`` directory directly on ``sys.path``, in order."""
+    """The ``*.dist-info`` / ``*.egg-info`` directories on ``sys.path`` that are in effect.
+
+    As in :func:`importlib.metadata.entry_points`, only the first directory of each
+    distribution name (in ``sys.path`` order) counts: a later one is a stale or shadowed copy.
+    The name is read from the directory's name (``<name>-<version>.dist-info``).
+    """
+    seen: set[str] = set()
     for entry in sys.path:
         folder = entry or os.curdir
         try:
@@ -52,7 +79,11 @@ def _metadata_dirs() -> Iterator[str]:
         except OSError:  # a zip file, a missing directory
             continue
         for name in names:
-            if name.endswith(_METADATA_SUFFIXES):
+            if not name.endswith(_METADATA_SUFFIXES):
+                continue
+            distribution = _normalized(os.path.splitext(name)[0].partition("-")[0])
+            if distribution not in seen:
+                seen.add(distribution)
                 yield os.path.join(folder, name)
 
 
@@ -77,7 +108,10 @@ def _name_and_version(distribution: metadata.Distribution) -> tuple[str, str]:
 
 @functools.cache
 def installed() -> tuple[Declared, ...]:
-    """Every installed entry point whose group starts with ``litdata``, read once per process."""
+    """Every installed entry point whose group starts with ``litdata``, read once per process.
+
+    A distribution installed twice on ``sys.path`` counts once, from its first copy.
+    """
     declared: list[Declared] = []
     for metadata_dir in _metadata_dirs():
         if not _declares_litdata(metadata_dir):

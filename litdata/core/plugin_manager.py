@@ -57,7 +57,7 @@ def _load_entry_points(manager: pluggy.PluginManager) -> None:
                 f"Skip it with LITDATA_BLOCK_PLUGINS={name}."
             ) from error
         manager.register(plugin, name=name)
-        _origins[name] = f"{declared.distribution} {declared.version}"
+        _origins[name] = declared.provider
 
 
 def hook_origin(name: str) -> str:

@@ -61,7 +61,7 @@ class Serializer(Protocol):
 class PickleAware(Protocol):
     """A serializer whose payloads could import and run code; it obeys ``allow_pickle``."""
 
-    allow_pickle: bool | None
+    allow_pickle: bool
 
 
 class Compressor(Protocol):

@@ -59,9 +59,9 @@ class PluginInfo:
     @property
     def origin(self) -> str:
         """A short description of the provider, e.g. ``litdata-plugin-x 0.1.0``."""
-        if self.distribution is None:
+        if self.distribution is None or self.version is None:
             return "registered in-process"
-        return f"{self.distribution} {self.version}"
+        return entry_points.describe(self.distribution, self.version)
 
 
 def _target_of(obj: Any) -> str:
@@ -93,15 +93,9 @@ class Registry(Generic[T]):
         with self._lock:
             if self._entry_points is None:
                 found: dict[str, list[Declared]] = {}
-                seen: set[tuple[str, str, str]] = set()
                 for declared in entry_points.installed():
-                    entry_point = declared.entry_point
-                    if entry_point.group != self.group:
-                        continue
-                    key = (entry_point.name, entry_point.value, declared.distribution)
-                    if key not in seen:  # the same distribution seen twice on sys.path
-                        seen.add(key)
-                        found.setdefault(entry_point.name, []).append(declared)
+                    if declared.entry_point.group == self.group:
+                        found.setdefault(declared.entry_point.name, []).append(declared)
                 self._entry_points = found
             return self._entry_points
 
@@ -146,6 +140,16 @@ class Registry(Generic[T]):
         """Describe every plugin of this kind, sorted by name."""
         return [self.info(name) for name in self.names()]
 
+    def provider(self, name: str) -> str | None:
+        """Who provides ``name`` when it is a third-party plugin: ``"distribution version"``.
+
+        This is what a dataset's index records for the plugins it needs, so that a reader
+        without them can say what to install. ``None`` for litdata's own plugins and for
+        ``register()`` calls.
+        """
+        info = self.info(name)
+        return None if info.builtin or info.distribution is None else info.origin
+
     # -- registration --------------------------------------------------------------------------
     def register(self, name: str, plugin: type[T], *, replace: bool = False) -> None:
         """Register a plugin class in this process; it wins over entry points.
@@ -183,8 +187,13 @@ class Registry(Generic[T]):
                 self._loaded.clear()
 
     # -- loading -----------------------------------------------------------------------------
-    def load(self, name: str) -> type[T]:
+    def load(self, name: str, *, provider: str | None = None) -> type[T]:
         """Return the validated plugin class registered as ``name``, importing it if needed.
+
+        Args:
+            name: The plugin's name.
+            provider: Who provided it where it was last used (a dataset index's record), to
+                say what to install when it is missing.
 
         Raises:
             UnknownPluginError: No plugin has that name.
@@ -199,7 +208,7 @@ class Registry(Generic[T]):
             if name in self._registered:
                 return self._registered[name]
             if name not in self._discovered():
-                raise self.unknown(name)
+                raise self.unknown(name, provider=provider)
             declared = self._declared(name)
             origin = declared.origin
             try:
@@ -212,9 +221,16 @@ class Registry(Generic[T]):
             self._loaded[name] = plugin
             return cast("type[T]", plugin)
 
-    def create(self, name: str, *args: Any, **kwargs: Any) -> T:
-        """Instantiate the plugin registered as ``name`` with the given arguments."""
-        return self.load(name)(*args, **kwargs)
+    def create(self, name: str, *args: Any, provider: str | None = None, **kwargs: Any) -> T:
+        """Instantiate the plugin registered as ``name`` with the given arguments.
+
+        Args:
+            name: The plugin's name.
+            *args: Passed to the plugin class.
+            provider: As for :meth:`load` (not passed to the plugin).
+            **kwargs: Passed to the plugin class.
+        """
+        return self.load(name, provider=provider)(*args, **kwargs)
 
     def _validate(self, name: str, plugin: Any, origin: str) -> None:
         if not isinstance(plugin, type):
@@ -245,7 +261,8 @@ class Registry(Generic[T]):
 
         Args:
             name: The name that was asked for.
-            provider: The distribution known to provide it (e.g. recorded in a dataset's index).
+            provider: Who provides it, ``"distribution version"`` as a dataset's index records
+                it (see :meth:`provider`), or just the distribution's name.
         """
         known = self.names()
         message = f"No {self.noun} named {name!r} is installed."
@@ -255,7 +272,8 @@ class Registry(Generic[T]):
         if close:
             message += f" Did you mean {close[0]!r}?"
         if provider:
-            message += f" It is provided by the distribution {provider!r}: pip install {provider}"
+            distribution = entry_points.distribution_of(provider)
+            message += f" It is provided by {provider}: pip install {distribution}"
         else:
             message += (
                 " If it comes from a plugin, install the distribution that provides it "

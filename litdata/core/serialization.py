@@ -105,12 +105,7 @@ class SerializerSet:
 
     def provider(self, name: str) -> str | None:
         """The distribution providing the serializer ``name`` when it is not litdata's own."""
-        if name in self._user:
-            return None
-        info = registries.serializers.info(name)
-        if info.builtin or info.distribution is None:
-            return None
-        return f"{info.distribution} {info.version}"
+        return None if name in self._user else registries.serializers.provider(name)
 
     def for_format(self, data_format: str) -> Serializer:
         """A serializer set up to decode leaves recorded as ``data_format``.
@@ -126,10 +121,7 @@ class SerializerSet:
         elif key in known:
             serializer = registries.serializers.create(key)
         else:
-            provider = self._providers.get(key)
-            error = registries.serializers.unknown(
-                key, provider=provider.split(" ")[0] if provider else None
-            )
+            error = registries.serializers.unknown(key, provider=self._providers.get(key))
             raise UnknownPluginError(
                 f"The dataset stores leaves as {data_format!r}, which no installed serializer "
                 f"decodes. {error} If it is your own serializer, pass it to the dataset as "

@@ -80,6 +80,24 @@ def test_unknown_name_lists_known_suggests_and_says_what_to_install():
     assert isinstance(error, KeyError)
 
 
+def test_a_recorded_provider_names_the_distribution_to_install():
+    with pytest.raises(UnknownPluginError) as caught:
+        registries.compression.create("bz2", 5, provider="litdata-plugin-example 0.3.1")
+    message = str(caught.value)
+    assert "It is provided by litdata-plugin-example 0.3.1" in message
+    assert "pip install litdata-plugin-example" in message
+    assert "pip install litdata-plugin-example 0.3.1" not in message
+
+
+def test_provider_is_recorded_only_for_third_party_plugins(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path, monkeypatch)
+    assert registries.compression.provider("shout") == "litdata-plugin-shout 0.1.0"
+    assert registries.compression.provider("zstd") is None
+    with registries.compression.isolated():
+        registries.compression.register("shout", registries.compression.load("shout"), replace=True)
+        assert registries.compression.provider("shout") is None
+
+
 def test_plugin_breaking_its_protocol_is_rejected_with_its_origin(tmp_path, monkeypatch):
     broken = (
         "class Shout:\n    name = 'shout'\n    def compress(self, data):\n        return data\n"
@@ -112,6 +130,24 @@ def test_two_distributions_claiming_one_name_is_an_error_naming_both(tmp_path, m
         registries.compression.load("shout")
     assert "litdata-plugin-one" in str(caught.value)
     assert "litdata-plugin-two" in str(caught.value)
+
+
+def test_a_stale_copy_of_a_distribution_later_on_sys_path_is_ignored(tmp_path, monkeypatch):
+    stale = "import not_a_module_anywhere\n"
+    _codec_distribution(tmp_path / "old", monkeypatch, name="Litdata.Plugin_Shout", source=stale)
+    _codec_distribution(tmp_path / "new", monkeypatch)  # prepended: first on sys.path
+    info = registries.compression.info("shout")
+    assert (info.distribution, info.version) == ("litdata-plugin-shout", "0.1.0")
+    codec = registries.compression.create("shout")
+    assert codec.decompress(codec.compress(b"abc")) == b"abc"
+
+
+def test_a_directory_twice_on_sys_path_declares_its_plugins_once(tmp_path, monkeypatch):
+    _codec_distribution(tmp_path, monkeypatch)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert sys.path.count(str(tmp_path)) == 2
+    registries.compression.refresh()
+    assert registries.compression.info("shout").distribution == "litdata-plugin-shout"
 
 
 def test_explicit_registration_wins_and_can_be_isolated():

@@ -12,7 +12,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import UnsafeDataError
-from litdata.plugins.serializers.pickle import restricted_loads
+from litdata.plugins.serializers.pickle import PickleSerializer, restricted_loads
 
 
 class Exploit:
@@ -70,3 +70,14 @@ def test_bad_env_value_is_an_error(monkeypatch, tmp_path):
     ld.write_dataset([None], tmp_path, chunk_size=2)
     with pytest.raises(ValueError, match="LITDATA_ALLOW_PICKLE='maybe'"):
         ld.DatasetReader(tmp_path)
+
+
+def test_a_standalone_pickle_serializer_reads_the_environment_once(monkeypatch):
+    payload, _ = PickleSerializer().serialize(Counter("ab"))
+    monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "1")
+    serializer = PickleSerializer()
+    assert serializer.deserialize(payload) == Counter("ab")
+    monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "maybe")  # no longer read
+    assert serializer.deserialize(payload) == Counter("ab")
+    with pytest.raises(UnsafeDataError):
+        PickleSerializer(allow_pickle=False).deserialize(payload)

@@ -31,7 +31,7 @@ from litdata.plugins.serializers.scalars import (
 )
 from litdata.plugins.serializers.tensors import NoHeaderTensorSerializer, TensorSerializer
 from litdata.testing import SerializerContract
-from litdata.types import File, Image, Text
+from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
 
 
 def _pixels(seed, shape=(6, 8, 3)):
@@ -240,3 +240,63 @@ def test_image_paths_are_stored_as_image_bytes(tmp_path):
     assert (payload, name) == (path.read_bytes(), "image:png")
     assert not serializer.can_serialize(str(tmp_path / "missing.png"))
     assert not serializer.can_serialize(str(tmp_path))
+
+
+@pytest.mark.parametrize("dtype", ["int16", np.int16, np.dtype("int16"), torch.int16])
+def test_raw_tensor_wrappers_store_their_bytes_as_they_are(dtype):
+    raw = np.arange(4, dtype=np.int16).tobytes()
+    serializer = NoHeaderTensorSerializer()
+    wrapper = Tensor(bytes=raw, dtype=dtype)
+    assert serializer.can_serialize(wrapper)
+    assert not TensorSerializer().can_serialize(wrapper)
+    payload, name = serializer.serialize(wrapper)
+    assert (payload, name) == (raw, "no_header_tensor:14")
+    serializer.setup(name)
+    assert torch.equal(serializer.deserialize(payload), torch.arange(4, dtype=torch.int16))
+
+
+def test_an_empty_raw_tensor_wrapper_is_an_empty_tensor(tmp_path):
+    path = tmp_path / "empty.bin"
+    path.write_bytes(b"")
+    serializer = NoHeaderTensorSerializer()
+    for wrapper in (Tensor(bytes=b"", dtype="int16"), Tensor(path=path, dtype="bfloat16")):
+        payload, name = serializer.serialize(wrapper)
+        assert payload == b""
+        serializer.setup(name)
+        assert serializer.deserialize(payload).numel() == 0
+
+
+def test_a_raw_tensor_wrapper_without_a_dtype_is_refused():
+    with pytest.raises(TypeError, match="needs array=, or path=/bytes= with dtype="):
+        Tensor(bytes=b"\x00\x01")
+
+
+def test_raw_tensor_wrapper_errors_name_the_dtype_and_the_size():
+    serializer = NoHeaderTensorSerializer()
+    with pytest.raises(TypeError, match=r"Tensor\(dtype='>i2'\): the dtype has no LitData"):
+        serializer.serialize(Tensor(bytes=b"\x00\x01", dtype=">i2"))
+    with pytest.raises(ValueError, match="3 bytes are not a whole number of 2-byte items"):
+        serializer.serialize(Tensor(bytes=b"abc", dtype="int16"))
+    with pytest.raises(TypeError, match="raw 1-D data, stored by no_header_tensor"):
+        TensorSerializer().serialize(Tensor(bytes=b"ab", dtype="int16"))
+
+
+def test_a_jpeg_wrapper_keeps_its_bytes_unless_asked_to_re_encode():
+    original = _encoded("JPEG", 8)
+    serializer = JPEGSerializer()
+    assert serializer.serialize(Jpeg(bytes=original)) == (original, None)
+    at_95, _ = serializer.serialize(Jpeg(bytes=original, quality=95))
+    at_60, _ = serializer.serialize(Jpeg(bytes=original, quality=60))
+    assert at_95 != original  # an explicit quality re-encodes, even the default one
+    assert len(at_60) < len(at_95)
+    assert decode_image_tensor(at_95).shape == (3, 6, 8)
+
+
+def test_image_wrappers_convert_to_their_mode_before_storing():
+    gray = JPEGSerializer().serialize(Jpeg(array=_pixels(9), mode="L"))[0]
+    assert PILImage.open(io.BytesIO(gray)).mode == "L"
+    payload, _ = PILSerializer().serialize(Pil(bytes=_encoded("PNG", 9), mode="L"))
+    assert PILSerializer().deserialize(payload).mode == "L"
+    payload, name = ImageSerializer().serialize(Image(bytes=_encoded("JPEG", 9), mode="L"))
+    assert name == "image:jpg"  # the source's format is kept when only the mode changes
+    assert PILImage.open(io.BytesIO(payload)).mode == "L"

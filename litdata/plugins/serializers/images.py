@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.types import Jpeg, Pil
+from litdata.types import Image, Jpeg, Pil
 
 if TYPE_CHECKING:
     import torch
@@ -23,9 +23,11 @@ __all__ = [
     "PILSerializer",
     "PNGSerializer",
     "decode_image_tensor",
+    "wrapped_image",
 ]
 
 _PIL_HEADER = struct.Struct("<III")
+#: The JPEG quality of ``jpeg`` leaves that do not choose one.
 DEFAULT_QUALITY = 95
 
 
@@ -57,8 +59,12 @@ def decode_image_tensor(data: bytes | memoryview) -> torch.Tensor:
     return torch.from_numpy(array.copy()).permute(2, 0, 1).contiguous()
 
 
-def _wrapped_image(wrapper: Jpeg | Pil) -> PILImage:
-    """The PIL image a ``Jpeg``/``Pil`` wrapper describes (mode conversion applied)."""
+def wrapped_image(wrapper: Image | Jpeg | Pil) -> tuple[PILImage, str | None]:
+    """The PIL image an image wrapper describes, converted to its ``mode`` if it has one.
+
+    Returns:
+        The image, and the format of its source (``"JPEG"``...; ``None`` for pixel arrays).
+    """
     image_module = _pil()
     if wrapper.image is not None:
         image = wrapper.image
@@ -67,7 +73,7 @@ def _wrapped_image(wrapper: Jpeg | Pil) -> PILImage:
     else:
         image = image_module.open(io.BytesIO(wrapper.read()))
     converted: PILImage = image.convert(wrapper.mode) if wrapper.mode else image
-    return converted
+    return converted, image.format
 
 
 def _file_bytes(image: PILImage) -> bytes | None:
@@ -96,7 +102,7 @@ class PILSerializer:
     def serialize(self, item: Any) -> tuple[bytes, None]:
         """Header, mode, then ``tobytes()``."""
         if isinstance(item, Pil):
-            item = _wrapped_image(item)
+            item, _ = wrapped_image(item)
         if not _is_pil(item):
             raise TypeError(f"expected a PIL image, got {type(item).__qualname__}")
         mode = item.mode.encode("ascii")
@@ -128,11 +134,11 @@ class JPEGSerializer:
         """The original JPEG bytes when available, else a (re-)encoded JPEG."""
         quality = DEFAULT_QUALITY
         if isinstance(item, Jpeg):
-            as_given = item.array is None and item.image is None and item.mode is None
-            if as_given and item.quality == DEFAULT_QUALITY:
+            if not item.needs_encoding:
                 return item.read(), None
-            quality = item.quality
-            item = _wrapped_image(item)
+            if item.quality is not None:
+                quality = item.quality
+            item, _ = wrapped_image(item)
         elif not _is_pil(item):
             raise TypeError(f"expected a PIL image, got {type(item).__qualname__}")
         else:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from litdata.plugins.serializers.images import decode_image_tensor
+from litdata.plugins.serializers.images import decode_image_tensor, wrapped_image
 from litdata.types import File, Image, Text
 
 if TYPE_CHECKING:
@@ -40,20 +40,8 @@ def _sniff(data: bytes) -> str:
 
 
 def _encode(wrapper: Image) -> tuple[bytes, str]:
-    from PIL import Image as PILImage
-
-    if wrapper.image is not None:
-        image = wrapper.image
-        default = (image.format or "PNG").lower()
-    elif wrapper.array is not None:
-        image = PILImage.fromarray(wrapper.array)
-        default = "png"
-    else:
-        image = PILImage.open(io.BytesIO(wrapper.read()))
-        default = (image.format or "PNG").lower()
-    fmt = (wrapper.format or default).lower().replace("jpg", "jpeg")
-    if wrapper.mode:
-        image = image.convert(wrapper.mode)
+    image, source_format = wrapped_image(wrapper)
+    fmt = (wrapper.format or source_format or "png").lower().replace("jpg", "jpeg")
     if fmt == "jpeg" and image.mode not in ("RGB", "L"):
         image = image.convert("RGB")
     options = {"quality": wrapper.quality} if wrapper.quality and fmt in ("jpeg", "webp") else {}

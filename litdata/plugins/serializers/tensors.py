@@ -10,8 +10,6 @@ import struct
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
 from litdata.core.dtypes import dtype_of_format, torch_dtype, torch_dtype_index
 from litdata.types import Tensor
 
@@ -27,27 +25,40 @@ def _is_tensor(item: Any) -> bool:
 
 
 def _unwrap(item: Any) -> Any:
-    """The tensor a ``Tensor`` wrapper describes (raw bytes need its ``dtype``)."""
+    """The tensor a ``Tensor(array=...)`` wrapper holds; any other item as it is."""
     if not isinstance(item, Tensor):
         return item
+    if item.array is None:
+        raise TypeError(
+            "Tensor(path=/bytes=, dtype=) is raw 1-D data, stored by no_header_tensor, not here"
+        )
     import torch
 
-    if item.array is not None:
-        return torch.as_tensor(item.array)
-    if item.dtype is None:
-        raise TypeError("Tensor(path=... or bytes=...) needs dtype= to read raw data")
-    dtype = item.dtype
-    if not isinstance(dtype, torch.dtype):  # a numpy dtype or its name
-        dtype = torch.from_numpy(np.empty(0, dtype=dtype)).dtype
-    return torch.frombuffer(bytearray(item.read()), dtype=dtype)
+    return torch.as_tensor(item.array)
 
 
-def _is_1d_wrapper(item: Any) -> bool:
-    if not isinstance(item, Tensor):
-        return False
-    if item.array is None:
-        return item.dtype is not None
-    return len(item.shape) == 1
+def _raw_wrapped(item: Tensor) -> tuple[bytes, str]:
+    """The raw data of ``Tensor(path=/bytes=, dtype=)`` as it is, and its format name.
+
+    Raises:
+        TypeError: The dtype has no LitData number.
+        ValueError: The data is not a whole number of items of that dtype.
+    """
+    index = torch_dtype_index(item.dtype)
+    if index is None:
+        raise TypeError(
+            f"Tensor(dtype={item.dtype!r}): the dtype has no LitData tensor number; use a "
+            f"native-order numpy or torch dtype such as 'int16' or 'bfloat16'"
+        )
+    data = item.read()
+    itemsize = torch_dtype(index).itemsize
+    if len(data) % itemsize:
+        source = item.path or "bytes="
+        raise ValueError(
+            f"Tensor({source}, dtype={item.dtype!r}): {len(data)} bytes are not a whole "
+            f"number of {itemsize}-byte items"
+        )
+    return data, f"no_header_tensor:{index}"
 
 
 def _raw(tensor: torch.Tensor) -> bytes:
@@ -116,11 +127,13 @@ class NoHeaderTensorSerializer:
     def can_serialize(self, item: Any) -> bool:
         """Claims 1-D tensors whose dtype has a number."""
         if isinstance(item, Tensor):
-            return _is_1d_wrapper(item)
+            return item.array is None or len(item.shape) == 1
         return _is_tensor(item) and item.ndim == 1 and torch_dtype_index(item.dtype) is not None
 
     def serialize(self, item: Any) -> tuple[bytes, str]:
         """The raw data; the name records the dtype."""
+        if isinstance(item, Tensor) and item.array is None:
+            return _raw_wrapped(item)
         item = _unwrap(item)
         if not _is_tensor(item) or item.ndim != 1:
             raise TypeError(f"expected a 1-D torch.Tensor, got {type(item).__qualname__}")
