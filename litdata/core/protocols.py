@@ -59,9 +59,12 @@ class Serializer(Protocol):
 
 @runtime_checkable
 class PickleAware(Protocol):
-    """A serializer whose payloads could import and run code; it obeys ``allow_pickle``."""
+    """A serializer whose payloads could import and run code; it obeys ``allow_pickle``.
 
-    allow_pickle: bool
+    ``None`` means ``LITDATA_ALLOW_PICKLE`` decides, read when the first payload is decoded.
+    """
+
+    allow_pickle: bool | None
 
 
 class Compressor(Protocol):

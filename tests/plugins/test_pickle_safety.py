@@ -72,6 +72,12 @@ def test_bad_env_value_is_an_error(monkeypatch, tmp_path):
         ld.DatasetReader(tmp_path)
 
 
+def test_an_explicit_allow_pickle_never_reads_the_environment(monkeypatch, tmp_path):
+    ld.write_dataset([{"counts": Counter("aab")}], tmp_path, chunk_size=2)
+    monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "maybe")
+    assert ld.DatasetReader(tmp_path, allow_pickle=True)[0] == {"counts": Counter("aab")}
+
+
 def test_a_standalone_pickle_serializer_reads_the_environment_once(monkeypatch):
     payload, _ = PickleSerializer().serialize(Counter("ab"))
     monkeypatch.setenv("LITDATA_ALLOW_PICKLE", "1")

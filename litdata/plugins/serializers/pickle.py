@@ -90,22 +90,7 @@ class PickleSerializer:
     priority: ClassVar[int] = 0
 
     def __init__(self, allow_pickle: bool | None = None) -> None:
-        self._allow_pickle = allow_pickle
-
-    @property
-    def allow_pickle(self) -> bool:
-        """Whether pickles may import code; unless set, ``LITDATA_ALLOW_PICKLE`` read once.
-
-        The variable is read on first use rather than in ``__init__``: writers build every
-        serializer to probe leaves and must not fail on a reader-only setting.
-        """
-        if self._allow_pickle is None:
-            self._allow_pickle = config.allow_pickle_default()
-        return self._allow_pickle
-
-    @allow_pickle.setter
-    def allow_pickle(self, allow: bool) -> None:
-        self._allow_pickle = allow
+        self.allow_pickle = allow_pickle
 
     def can_serialize(self, item: Any) -> bool:
         """Claims everything."""
@@ -120,6 +105,8 @@ class PickleSerializer:
 
     def deserialize(self, data: bytes | memoryview) -> Any:
         """The unpickled value; only plain values unless ``allow_pickle``."""
+        if self.allow_pickle is None:  # read on first use: writers never need it
+            self.allow_pickle = config.allow_pickle_default()
         if self.allow_pickle:
             return pickle.loads(data)  # the reader opted in
         return restricted_loads(data)
