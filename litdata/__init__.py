@@ -10,11 +10,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from litdata.__about__ import __version__
-from litdata.core.hookspecs import hookimpl
+from litdata.core.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from litdata.core.item_loaders import TokensLoader
-    from litdata.core.pytree import register_namedtuple
+    from litdata.core.items.loaders import TokensLoader
+    from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
     from litdata.processing.map import map
@@ -64,8 +64,8 @@ _LAZY = {
     "Pil": "litdata.types",
     "Tensor": "litdata.types",
     "Text": "litdata.types",
-    "TokensLoader": "litdata.core.item_loaders",
-    "register_namedtuple": "litdata.core.pytree",
+    "TokensLoader": "litdata.core.items.loaders",
+    "register_namedtuple": "litdata.core.items.pytree",
     "write_dataset": "litdata.core.writer",
     "complete_dataset": "litdata.processing.merge",
     "is_complete_dataset": "litdata.processing.merge",

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from litdata.core import registries
-from litdata.core.plugin_manager import reset_plugin_manager
+from litdata.core.registry import registries
+from litdata.core.registry.manager import reset_plugin_manager
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,8 @@ import pytest
 import tomllib
 
 import litdata
-from litdata.core import registries
 from litdata.core.protocols import protocol_members
+from litdata.core.registry import registries
 
 ROOT = Path(__file__).resolve().parents[1]
 DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from litdata.core import hookspecs
+from litdata.core.registry import hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = [name for name in dir(hookspecs) if name.startswith("litdata_")]

@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from litdata.core import registries
 from litdata.core.errors import PluginError
-from litdata.core.plugin_manager import get_plugin_manager, hook_origin
+from litdata.core.registry import registries
+from litdata.core.registry.manager import get_plugin_manager, hook_origin
 
 __all__ = ["add_parser", "run"]
 

@@ -9,12 +9,12 @@ from typing import Any
 
 from tqdm import tqdm
 
-from litdata.core.checksum import verify_checksum
-from litdata.core.codecs import create_compressor
+from litdata.core.chunks.checksum import verify_checksum
+from litdata.core.chunks.codecs import create_compressor
+from litdata.core.chunks.framing import unframe
+from litdata.core.chunks.layout import validate_header
 from litdata.core.errors import LitdataError
-from litdata.core.framing import unframe
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.core.layout import validate_header
 from litdata.core.source import open_local_dataset
 
 __all__ = ["add_parser", "run", "verify_chunk"]

@@ -15,12 +15,13 @@ import shutil
 import time
 from pathlib import Path
 
-from litdata.core import config, hooks
-from litdata.core.checksum import verify_checksum
-from litdata.core.codecs import create_compressor, decompressed_filename
-from litdata.core.framing import unframe
+from litdata.core import config
+from litdata.core.chunks.checksum import verify_checksum
+from litdata.core.chunks.codecs import create_compressor, decompressed_filename
+from litdata.core.chunks.framing import unframe
 from litdata.core.index import ChunkEntry, DatasetIndex, atomic_write_bytes
 from litdata.core.protocols import Compressor
+from litdata.core.registry import hooks
 
 __all__ = ["ChunkCache", "dataset_cache_dir"]
 

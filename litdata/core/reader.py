@@ -12,11 +12,11 @@ from typing import Any
 
 from litdata.core import config
 from litdata.core.cache import ChunkCache
-from litdata.core.chunk_file import ChunkFile
+from litdata.core.chunks.file import ChunkFile
 from litdata.core.index import DatasetIndex
-from litdata.core.item_loaders import ItemDecoder, ItemLoader, loader_for
+from litdata.core.items.loaders import ItemDecoder, ItemLoader, loader_for
+from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.protocols import Serializer
-from litdata.core.serialization import SerializerSet
 from litdata.core.source import open_local_dataset
 
 __all__ = ["DatasetReader"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from litdata.core import hooks, registries
 from litdata.core.errors import DatasetNotFoundError, LitdataError
 from litdata.core.index import DatasetIndex, rank_index_files
 from litdata.core.protocols import InPlaceStorage
+from litdata.core.registry import hooks, registries
 
 __all__ = ["open_local_dataset"]
 

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litdata.core import hooks
-from litdata.core.checksum import checksum_of
-from litdata.core.codecs import chunk_filename, compressor_provider, create_compressor
+from litdata.core.chunks.checksum import checksum_of
+from litdata.core.chunks.codecs import chunk_filename, compressor_provider, create_compressor
+from litdata.core.chunks.layout import chunk_header, header_size, write_chunk_file
 from litdata.core.errors import DatasetExistsError, DatasetFormatError, LitdataWarning
 from litdata.core.index import (
     INDEX_FILENAME,
@@ -23,10 +23,10 @@ from litdata.core.index import (
     rank_index_filename,
     write_index,
 )
-from litdata.core.item_loaders import ItemLoader, PyTreeLoader
-from litdata.core.layout import chunk_header, header_size, write_chunk_file
+from litdata.core.items.loaders import ItemLoader, PyTreeLoader
+from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.protocols import Serializer
-from litdata.core.serialization import SerializerSet
+from litdata.core.registry import hooks
 from litdata.core.units import parse_size
 
 __all__ = ["ChunkWriter", "check_chunk_options", "write_dataset"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import re
 
-from litdata.core.hookspecs import hookimpl
 from litdata.core.index import INDEX_FILENAME
+from litdata.core.registry.hookspecs import hookimpl
 
 __all__ = ["litdata_detect_format", "litdata_resolve_storage"]
 

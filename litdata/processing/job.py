@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.index import DatasetConfig
-from litdata.core.item_loaders import ItemLoader
+from litdata.core.items.loaders import ItemLoader
 from litdata.core.protocols import Serializer
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
 from litdata.core.writer import ChunkWriter

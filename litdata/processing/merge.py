@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from litdata.core.codecs import chunk_filename
+from litdata.core.chunks.codecs import chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
 from litdata.core.index import (
     INDEX_FILENAME,

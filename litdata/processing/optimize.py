@@ -10,7 +10,7 @@ from typing import Any
 
 from litdata.core.errors import DatasetFormatError
 from litdata.core.index import DatasetConfig
-from litdata.core.item_loaders import ItemLoader, PyTreeLoader
+from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.protocols import Executor, Serializer
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.core.writer import check_chunk_options

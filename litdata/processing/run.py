@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from litdata.core import registries
 from litdata.core.protocols import Executor
+from litdata.core.registry import registries
 from litdata.core.work import Job, SharedInputs, Slices, WorkSource
 from litdata.processing.progress import ProgressBar
 from litdata.processing.split import contiguous_slices, numbered, shared

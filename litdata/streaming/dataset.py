@@ -13,11 +13,11 @@ from typing import Any
 import numpy.random  # noqa: F401
 from torch.utils.data import IterableDataset
 
-from litdata.core import registries
 from litdata.core.index import load_index
-from litdata.core.item_loaders import ItemLoader
+from litdata.core.items.loaders import ItemLoader
 from litdata.core.protocols import Serializer, ShuffleStrategy
 from litdata.core.reader import DatasetReader
+from litdata.core.registry import registries
 from litdata.core.source import open_local_dataset
 from litdata.streaming import mounts
 from litdata.streaming.batching import deliver, in_worker

@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from litdata.core.items.serializer_set import fixed_size_of
 from litdata.core.reader import DatasetReader
-from litdata.core.serialization import fixed_size_of
 from litdata.core.writer import write_dataset
 from litdata.testing.compare import assert_samples_equal
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import litdata as ld
-from litdata.core import hooks, registries
 from litdata.core.errors import PluginLoadError
-from litdata.core.plugin_manager import get_plugin_manager, hook_origin, reset_plugin_manager
+from litdata.core.registry import hooks, registries
+from litdata.core.registry.manager import get_plugin_manager, hook_origin, reset_plugin_manager
 from litdata.testing import fake_distribution
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")

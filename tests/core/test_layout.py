@@ -2,8 +2,14 @@ import struct
 
 import pytest
 
+from litdata.core.chunks.layout import (
+    chunk_header,
+    header_size,
+    pack_chunk,
+    read_offsets,
+    validate_header,
+)
 from litdata.core.errors import ChunkCorruptError
-from litdata.core.layout import chunk_header, header_size, pack_chunk, read_offsets, validate_header
 
 
 def test_chunk_layout_is_litdatas():

@@ -4,7 +4,6 @@ import uuid
 
 import pytest
 
-from litdata.core import registries
 from litdata.core.errors import (
     DuplicatePluginError,
     PluginLoadError,
@@ -12,7 +11,8 @@ from litdata.core.errors import (
     UnknownPluginError,
 )
 from litdata.core.protocols import Compressor
-from litdata.core.registry import Registry
+from litdata.core.registry import registries
+from litdata.core.registry.registry import Registry
 from litdata.testing import fake_distribution
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -47,7 +47,7 @@ def _codec_distribution(
 
 def test_builtins_are_listed_without_importing_them():
     code = (
-        "import sys; from litdata.core import registries; "
+        "import sys; from litdata.core.registry import registries; "
         "names = registries.serializers.names(); "
         "assert 'numpy' in names and 'pickle' in names, names; "
         "assert 'litdata.plugins.serializers.arrays' not in sys.modules"

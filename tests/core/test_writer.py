@@ -7,7 +7,7 @@ import pytest
 from helpers import chunk_files
 
 import litdata as ld
-from litdata.core.codecs import chunk_filename, parse_chunk_filename
+from litdata.core.chunks.codecs import chunk_filename, parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, LitdataWarning, SampleError
 from litdata.core.writer import ChunkWriter
 

@@ -2,7 +2,7 @@ import pytest
 from helpers import chunk_files
 
 import litdata as ld
-from litdata.core.codecs import create_compressor
+from litdata.core.chunks.codecs import create_compressor
 from litdata.plugins.compression.lz4 import LZ4Compressor
 from litdata.plugins.compression.zstd import ZstdCompressor
 from litdata.testing import CompressorContract

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from litdata.core.dtypes import dtype_of_format, numpy_dtype, numpy_dtype_index
+from litdata.core.items.dtypes import dtype_of_format, numpy_dtype, numpy_dtype_index
 
 __all__ = ["NoHeaderNumpySerializer", "NumpySerializer"]
 

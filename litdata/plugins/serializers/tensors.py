@@ -10,7 +10,7 @@ import struct
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from litdata.core.dtypes import dtype_of_format, torch_dtype, torch_dtype_index
+from litdata.core.items.dtypes import dtype_of_format, torch_dtype, torch_dtype_index
 from litdata.types import Tensor
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from litdata.core.chunk_file import ChunkFile
+from litdata.core.chunks.file import ChunkFile
 from litdata.core.errors import ChunkCorruptError, DatasetFormatError, SampleError
 from litdata.core.index import ChunkEntry
-from litdata.core.pytree import (
+from litdata.core.items.pytree import (
     TreeSpec,
     compile_flattener,
     compile_unflattener,
@@ -22,7 +22,7 @@ from litdata.core.pytree import (
     spec_from_json,
     spec_to_json,
 )
-from litdata.core.serialization import SerializerSet, fixed_size_of
+from litdata.core.items.serializer_set import SerializerSet, fixed_size_of
 
 __all__ = ["PyTreeDecoder", "PyTreeEncoder"]
 

@@ -8,8 +8,9 @@ import logging
 
 import pluggy
 
-from litdata.core import config, entry_points, hookspecs
+from litdata.core import config
 from litdata.core.errors import PluginLoadError
+from litdata.core.registry import entry_points, hookspecs
 
 __all__ = ["get_plugin_manager", "hook_origin", "reset_plugin_manager"]
 

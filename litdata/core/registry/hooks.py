@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litdata.core.plugin_manager import get_plugin_manager
+from litdata.core.registry.manager import get_plugin_manager
 
 __all__ = [
     "chunk_downloaded",

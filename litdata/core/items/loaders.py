@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol
 
-from litdata.core.chunk_file import ChunkFile
+from litdata.core.chunks.file import ChunkFile
 from litdata.core.errors import DatasetFormatError
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.core.items import PyTreeDecoder, PyTreeEncoder
-from litdata.core.serialization import SerializerSet
-from litdata.core.tokens import TokensDecoder, TokensEncoder
+from litdata.core.items.serializer_set import SerializerSet
+from litdata.core.items.tokens import TokensDecoder, TokensEncoder
+from litdata.core.items.trees import PyTreeDecoder, PyTreeEncoder
 
 __all__ = ["ItemDecoder", "ItemEncoder", "ItemLoader", "PyTreeLoader", "TokensLoader", "loader_for"]
 

@@ -13,7 +13,7 @@ from litdata.core.protocols import (
     ShuffleStrategy,
     StorageBackend,
 )
-from litdata.core.registry import Registry
+from litdata.core.registry.registry import Registry
 
 __all__ = [
     "ALL",

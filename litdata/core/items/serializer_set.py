@@ -15,9 +15,9 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from litdata.core import registries
 from litdata.core.errors import LitdataWarning, PluginError, UnknownPluginError
 from litdata.core.protocols import PickleAware, Serializer
+from litdata.core.registry import registries
 
 __all__ = ["SerializerSet", "fixed_size_of", "format_key"]
 

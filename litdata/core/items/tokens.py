@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from litdata.core.chunk_file import ChunkFile
-from litdata.core.dtypes import dtype_of_format
+from litdata.core.chunks.file import ChunkFile
+from litdata.core.chunks.layout import header_size
 from litdata.core.errors import DatasetFormatError, SampleError
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.core.layout import header_size
-from litdata.core.serialization import SerializerSet
+from litdata.core.items.dtypes import dtype_of_format
+from litdata.core.items.serializer_set import SerializerSet
 
 __all__ = ["TokensDecoder", "TokensEncoder"]
 

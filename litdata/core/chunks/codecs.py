@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from litdata.core import registries
 from litdata.core.protocols import Compressor
+from litdata.core.registry import registries
 
 __all__ = [
     "chunk_filename",

@@ -7,8 +7,8 @@ import os
 import struct
 from pathlib import Path
 
+from litdata.core.chunks.layout import validate_header
 from litdata.core.index import ChunkEntry
-from litdata.core.layout import validate_header
 
 __all__ = ["ChunkFile"]
 

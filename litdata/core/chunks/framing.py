@@ -16,9 +16,9 @@ import struct
 from array import array
 from collections.abc import Callable
 
+from litdata.core.chunks.layout import header_size, pack_chunk, read_offsets
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.index import ChunkEntry
-from litdata.core.layout import header_size, pack_chunk, read_offsets
 
 __all__ = ["FRAMED_MAGIC", "unframe"]
 

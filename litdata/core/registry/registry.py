@@ -15,8 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-from litdata.core import entry_points
-from litdata.core.entry_points import Declared
 from litdata.core.errors import (
     DuplicatePluginError,
     PluginLoadError,
@@ -24,6 +22,8 @@ from litdata.core.errors import (
     UnknownPluginError,
 )
 from litdata.core.protocols import protocol_members
+from litdata.core.registry import entry_points
+from litdata.core.registry.entry_points import Declared
 
 __all__ = ["PluginInfo", "Registry"]
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 from pathlib import Path
 
-from litdata.core.checksum import checksum_of
+from litdata.core.chunks.checksum import checksum_of
 from litdata.core.errors import ChunkCorruptError
 
 __all__ = [

@@ -1,0 +1,1 @@
+"""Chunk bytes: the file layout, compressed framings, checksums, codecs and chunk file names."""

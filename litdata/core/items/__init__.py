@@ -1,0 +1,1 @@
+"""Item encoding: sample structure (pytree), serializer choice, PyTree and token items."""

@@ -1,0 +1,1 @@
+"""The plugin machinery: entry-point discovery, typed registries, pluggy hooks."""
