@@ -1,5 +1,9 @@
 """litdata's built-ins are declared in its pyproject like a third party's, and all load."""
 
+import os
+import site
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -7,7 +11,7 @@ import tomllib
 
 import litdata
 from litdata.core.protocols import protocol_members
-from litdata.core.registry import registries
+from litdata.core.registry import known, registries
 
 ROOT = Path(__file__).resolve().parents[1]
 DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
@@ -49,8 +53,44 @@ def test_every_declared_builtin_loads_and_satisfies_its_protocol(kind, name):
     assert registry.info(name).builtin
 
 
-def test_the_hook_module_is_declared():
-    assert DECLARED["litdata"] == {"builtin": "litdata.plugins.hooks"}
+def test_the_builtin_table_is_the_pyproject():
+    assert known.BUILTIN == DECLARED
+
+
+SOURCE_CHECKOUT = """
+import litdata as ld
+from litdata.core.registry import registries
+assert "litdata" not in {d.metadata["Name"] for d in __import__("importlib").metadata.distributions()}
+ld.write_dataset([1, 2], "ds", chunk_size=1)
+assert [ld.DatasetReader("ds")[i] for i in range(2)] == [1, 2]
+assert registries.serializers.info("int").builtin
+print("ok", sorted(registries.shuffle.names()))
+"""
+
+
+def test_a_source_checkout_without_metadata_finds_the_builtins(tmp_path):
+    # Everything installed except litdata's own metadata and its editable hook; the checkout
+    # itself on sys.path, as a developer running from a clone has it.
+    packages = tmp_path / "site"
+    packages.mkdir()
+    for source in site.getsitepackages():
+        for name in os.listdir(source):
+            if name.startswith(("litdata-", "_editable_impl_litdata", "__editable__")):
+                continue
+            if not (packages / name).exists():
+                (packages / name).symlink_to(Path(source) / name)
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{packages}"}
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", SOURCE_CHECKOUT],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "ok"
 
 
 def test_installed_metadata_matches_the_pyproject():

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 
+from litdata.core.registry import known
+
 __all__ = ["Declared", "describe", "distribution_of", "forget", "installed"]
 
 _GROUP_PREFIX = "litdata"
@@ -106,11 +108,24 @@ def _name_and_version(distribution: metadata.Distribution) -> tuple[str, str]:
     return fields.get("name", "unknown"), fields.get("version", "unknown")
 
 
+def _builtin_table() -> list[Declared]:
+    """litdata's own entry points from :mod:`~litdata.core.registry.known` (source checkouts)."""
+    from litdata.__about__ import __version__
+
+    return [
+        Declared(metadata.EntryPoint(name, value, group), known.DISTRIBUTION, __version__)
+        for group, entries in known.BUILTIN.items()
+        for name, value in entries.items()
+    ]
+
+
 @functools.cache
 def installed() -> tuple[Declared, ...]:
     """Every installed entry point whose group starts with ``litdata``, read once per process.
 
-    A distribution installed twice on ``sys.path`` counts once, from its first copy.
+    A distribution installed twice on ``sys.path`` counts once, from its first copy. When
+    litdata itself has no distribution metadata (a source checkout on ``sys.path``), its own
+    plugins come from the built-in table instead.
     """
     declared: list[Declared] = []
     for metadata_dir in _metadata_dirs():
@@ -120,6 +135,8 @@ def installed() -> tuple[Declared, ...]:
         ours = [ep for ep in distribution.entry_points if ep.group.startswith(_GROUP_PREFIX)]
         name, version = _name_and_version(distribution)
         declared.extend(Declared(ep, name, version) for ep in ours)
+    if not any(_normalized(item.distribution) == known.DISTRIBUTION for item in declared):
+        declared.extend(_builtin_table())
     return tuple(declared)
 
 

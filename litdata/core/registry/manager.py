@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import functools
-import importlib
 import logging
 
 import pluggy
 
 from litdata.core import config
 from litdata.core.errors import PluginLoadError
-from litdata.core.registry import entry_points, hookspecs
+from litdata.core.registry import entry_points, hookspecs, known
 
 __all__ = ["get_plugin_manager", "hook_origin", "reset_plugin_manager"]
 
 logger = logging.getLogger(__name__)
 
-_BUILTIN_HOOKS = "litdata.plugins.hooks"
 _HOOK_GROUP = "litdata"
 
 # Which distribution provided each hook plugin loaded from an entry point, by plugin name.
@@ -27,28 +25,26 @@ _origins: dict[str, str] = {}
 def get_plugin_manager() -> pluggy.PluginManager:
     """Return the plugin manager, loading hook plugins from the ``litdata`` entry-point group.
 
-    ``LITDATA_DISABLE_PLUGIN_AUTOLOAD=1`` loads only litdata's own hooks;
-    ``LITDATA_BLOCK_PLUGINS=a,b`` skips the named entry points.
+    ``LITDATA_DISABLE_PLUGIN_AUTOLOAD=1`` loads only litdata's own hooks (its defaults);
+    ``LITDATA_BLOCK_PLUGINS=a,b`` skips the named third-party entry points.
     """
     manager = pluggy.PluginManager("litdata")
     manager.add_hookspecs(hookspecs)
-    for name in config.blocked_plugins():
-        manager.set_blocked(name)
-    if config.plugin_autoload():
-        _load_entry_points(manager)
-    if not manager.has_plugin("builtin"):
-        # Autoload may be off (or the package not installed): the defaults still apply.
-        manager.register(importlib.import_module(_BUILTIN_HOOKS), name="builtin")
+    _load_entry_points(manager, third_party=config.plugin_autoload())
     manager.check_pending()
     logger.debug("litdata hook plugins: %s", [name for name, _ in manager.list_name_plugin()])
     return manager
 
 
-def _load_entry_points(manager: pluggy.PluginManager) -> None:
+def _load_entry_points(manager: pluggy.PluginManager, *, third_party: bool) -> None:
+    blocked = config.blocked_plugins()
     for declared in entry_points.installed():
         entry_point = declared.entry_point
         name = entry_point.name
-        if entry_point.group != _HOOK_GROUP or manager.is_blocked(name) or manager.has_plugin(name):
+        if entry_point.group != _HOOK_GROUP or manager.has_plugin(name):
+            continue
+        own = declared.distribution == known.DISTRIBUTION
+        if not own and (not third_party or name in blocked):
             continue
         try:
             plugin = entry_point.load()

@@ -1,0 +1,60 @@
+"""litdata's own plugins in one table, for when its distribution metadata is absent.
+
+``pyproject.toml`` declares these same entry points, and a test keeps the two equal. Installed
+litdata reads them from its metadata like any plugin; a source checkout on ``sys.path`` has no
+metadata, so :mod:`~litdata.core.registry.entry_points` falls back to this table (as fsspec's
+``known_implementations`` does). A built-in whose dependencies are missing says which extra
+installs them when it is first used.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BUILTIN", "DISTRIBUTION"]
+
+#: The name of litdata's own distribution.
+DISTRIBUTION = "litdata"
+
+#: ``{entry-point group: {name: "module:attr"}}``, exactly as ``pyproject.toml`` declares them.
+BUILTIN: dict[str, dict[str, str]] = {
+    "litdata": {
+        "builtin": "litdata.plugins.hooks",
+    },
+    "litdata.storage": {
+        "file": "litdata.plugins.storage.local:LocalStorage",
+    },
+    "litdata.serializers": {
+        "bool": "litdata.plugins.serializers.scalars:BoolSerializer",
+        "int": "litdata.plugins.serializers.scalars:IntSerializer",
+        "float": "litdata.plugins.serializers.scalars:FloatSerializer",
+        "str": "litdata.plugins.serializers.scalars:StrSerializer",
+        "bytes": "litdata.plugins.serializers.scalars:BytesSerializer",
+        "numpy": "litdata.plugins.serializers.arrays:NumpySerializer",
+        "no_header_numpy": "litdata.plugins.serializers.arrays:NoHeaderNumpySerializer",
+        "tensor": "litdata.plugins.serializers.tensors:TensorSerializer",
+        "no_header_tensor": "litdata.plugins.serializers.tensors:NoHeaderTensorSerializer",
+        "pil": "litdata.plugins.serializers.images:PILSerializer",
+        "jpeg": "litdata.plugins.serializers.images:JPEGSerializer",
+        "png": "litdata.plugins.serializers.images:PNGSerializer",
+        "jpeg_array": "litdata.plugins.serializers.images:JPEGArraySerializer",
+        "json": "litdata.plugins.serializers.json:JsonSerializer",
+        "text": "litdata.plugins.serializers.media:TextSerializer",
+        "image": "litdata.plugins.serializers.media:ImageSerializer",
+        "file": "litdata.plugins.serializers.media:FileSerializer",
+        "pickle": "litdata.plugins.serializers.pickle:PickleSerializer",
+    },
+    "litdata.compression": {
+        "zstd": "litdata.plugins.compression.zstd:ZstdCompressor",
+        "lz4": "litdata.plugins.compression.lz4:LZ4Compressor",
+    },
+    "litdata.executors": {
+        "local": "litdata.plugins.executors.local:LocalExecutor",
+    },
+    "litdata.shuffle": {
+        "none": "litdata.plugins.shuffle.none:NoShuffle",
+        "full": "litdata.plugins.shuffle.full:FullShuffle",
+        "window": "litdata.plugins.shuffle.window:WindowShuffle",
+    },
+    "litdata.formats": {
+        "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
+    },
+}
