@@ -1,82 +1,91 @@
-"""``litdata verify PATH``: check every chunk of a local dataset (size, header, checksum)."""
+"""``litdata verify PATH_OR_URL``: check every chunk of a dataset (presence, size, checksum...)."""
 
 from __future__ import annotations
 
 import argparse
-import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from litdata.core.chunks.checksum import verify_checksum
+from litdata.core.cache.chunks import ChunkCache
 from litdata.core.chunks.codecs import create_compressor
-from litdata.core.chunks.framing import unframe
 from litdata.core.chunks.layout import validate_header
+from litdata.core.chunks.stored import plain_chunk
 from litdata.core.errors import LitdataError
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.core.source import open_local_dataset
+from litdata.core.source import open_dataset
 
-__all__ = ["add_parser", "run", "verify_chunk"]
+__all__ = ["add_parser", "check_chunk", "run"]
 
 
 def add_parser(commands: Any) -> None:
     """Register the ``verify`` command."""
     parser = commands.add_parser("verify", help="check a dataset's chunks against its index")
-    parser.add_argument("path", help="the dataset directory")
+    parser.add_argument("path", help="the dataset directory or URL")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 
 
-def verify_chunk(root: Path, index: DatasetIndex, entry: ChunkEntry) -> None:
-    """Check one chunk file: it exists, matches its checksum and has a consistent header.
-
-    Raises:
-        FileNotFoundError: The chunk file is missing.
-        ChunkCorruptError: The chunk is truncated, corrupt or inconsistent with the index.
-    """
-    path = root / entry.filename
-    data = path.read_bytes()
-    verify_checksum(data, entry, str(path))
-    compression = index.config.compression
-    if compression:
-        level = index.config.extra.get("compression_level")
-        data = unframe(
+def check_chunk(cache: ChunkCache, index: DatasetIndex, entry: ChunkEntry, scratch: Path) -> str:
+    """Check one chunk as stored; return what is wrong with it, or ``""``."""
+    try:
+        data, where = cache.stored(entry, scratch)
+    except FileNotFoundError:
+        return (
+            f"missing: listed in index.json but not found at {cache.location.join(entry.filename)}"
+        )
+    config = index.config
+    if not config.compression and len(data) != entry.chunk_bytes:
+        recorded = entry.chunk_bytes
+        return f"truncated or padded: {len(data):,} bytes, but index.json records {recorded:,}"
+    compressor = (
+        create_compressor(config.compression, index.plugins.get("compression"))
+        if config.compression
+        else None
+    )
+    try:
+        plain = plain_chunk(
             data,
             entry,
-            level,
-            create_compressor(compression, index.plugins.get("compression")).decompress,
-            str(path),
+            compressor=compressor,
+            level=config.extra.get("compression_level"),
+            where=where,
         )
-    validate_header(data, num_items=entry.chunk_size, file_size=len(data), name=str(path))
-
-
-def _problem(root: Path, index: DatasetIndex, entry: ChunkEntry) -> str | None:
-    try:
-        verify_chunk(root, index, entry)
-    except (LitdataError, OSError) as error:
-        return f"{entry.filename}: {error}"
-    return None
+        if not (config.encryption and config.encryption.get("level") == "chunk"):
+            view = memoryview(plain)
+            validate_header(view, num_items=entry.chunk_size, file_size=len(view), name=where)
+    except LitdataError as error:
+        return str(error)
+    return ""
 
 
 def run(args: argparse.Namespace) -> int:
     """Verify every chunk; print the problems; exit with 1 if there are any."""
     try:
-        root, index = open_local_dataset(os.path.abspath(args.path))
+        dataset = open_dataset(args.path)
     except (LitdataError, OSError) as error:
         print(f"error: {error}")
         return 1
+    index = dataset.index
+    cache = ChunkCache(dataset.location, index)
     chunks = tqdm(index.chunks, desc="verifying", unit="chunk", disable=args.quiet)
-    problems = [problem for entry in chunks if (problem := _problem(root, index, entry))]
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="litdata-verify-") as scratch:
+        for entry in chunks:
+            problem = check_chunk(cache, index, entry, Path(scratch, "chunk"))
+            if problem:
+                problems.append(f"{entry.filename}: {problem}")
     for problem in problems:
         print(f"error: {problem}")
     checked = (
         "with checksums"
         if any(chunk.checksum for chunk in index.chunks)
-        else ("no checksums recorded (written by LitData); headers checked")
+        else "no checksums recorded (written by LitData); sizes and headers checked"
     )
     print(
-        f"{root}: {len(index.chunks)} chunks, {index.num_items} items, {len(problems)} "
-        f"problem(s) ({checked})."
+        f"{dataset.location.url}: {len(index.chunks)} chunks, {index.num_items} items, "
+        f"{len(problems)} problem(s) ({checked})."
     )
     return 1 if problems else 0

@@ -14,9 +14,9 @@ __all__ = [
     "allow_pickle_default",
     "blocked_plugins",
     "cache_root",
+    "flag",
+    "integer",
     "plugin_autoload",
-    "posix_fast",
-    "shuffle_window",
 ]
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -25,8 +25,10 @@ _FALSE = {"0", "false", "no", "off", ""}
 _Default = TypeVar("_Default", bool, None)
 
 
-def _flag(name: str, default: _Default) -> bool | _Default:
+def flag(name: str, default: _Default) -> bool | _Default:
     """The boolean environment variable ``name``, or ``default`` when it is unset.
+
+    Plugins read their own ``LITDATA_*`` settings through this and :func:`integer`.
 
     Raises:
         ValueError: The variable is set to something that is not a boolean.
@@ -44,27 +46,28 @@ def _flag(name: str, default: _Default) -> bool | _Default:
 
 def allow_pickle_default() -> bool:
     """Whether pickles may import code without ``allow_pickle`` (``LITDATA_ALLOW_PICKLE``)."""
-    return _flag("LITDATA_ALLOW_PICKLE", default=False)
+    return flag("LITDATA_ALLOW_PICKLE", default=False)
 
 
-def shuffle_window() -> int:
-    """The window of the ``window`` shuffle (``LITDATA_POSIX_SHUFFLE_WINDOW``, default 16)."""
-    raw = os.environ.get("LITDATA_POSIX_SHUFFLE_WINDOW", "16")
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        raise ValueError(
-            f"Environment variable LITDATA_POSIX_SHUFFLE_WINDOW={raw!r} is not an integer."
-        ) from None
+def integer(name: str, default: int, *, minimum: int | None = None) -> int:
+    """The integer environment variable ``name``, or ``default`` when it is unset.
 
+    Args:
+        name: The variable.
+        default: Its value when unset.
+        minimum: Values below this are raised to it.
 
-def posix_fast() -> bool | None:
-    """Whether shuffled local reads use the ``window`` shuffle (``LITDATA_POSIX_FAST``).
-
-    ``True`` forces it, ``False`` never uses it, ``None`` (unset) detects network and parallel
-    filesystems.
+    Raises:
+        ValueError: The variable is set to something that is not an integer.
     """
-    return _flag("LITDATA_POSIX_FAST", default=None)
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"Environment variable {name}={raw!r} is not an integer.") from None
+    return value if minimum is None else max(minimum, value)
 
 
 def cache_root() -> Path:
@@ -77,7 +80,7 @@ def cache_root() -> Path:
 
 def plugin_autoload() -> bool:
     """Whether hook plugins load from entry points (not ``LITDATA_DISABLE_PLUGIN_AUTOLOAD``)."""
-    return not _flag("LITDATA_DISABLE_PLUGIN_AUTOLOAD", default=False)
+    return not flag("LITDATA_DISABLE_PLUGIN_AUTOLOAD", default=False)
 
 
 def blocked_plugins() -> frozenset[str]:

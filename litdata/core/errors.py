@@ -10,6 +10,8 @@ __all__ = [
     "DatasetExistsError",
     "DatasetFormatError",
     "DatasetNotFoundError",
+    "DecryptionError",
+    "DiskFullError",
     "DuplicatePluginError",
     "LitdataError",
     "LitdataWarning",
@@ -17,6 +19,7 @@ __all__ = [
     "PluginLoadError",
     "PluginValidationError",
     "ProcessingError",
+    "SampleDecodeError",
     "SampleError",
     "UnknownPluginError",
     "UnsafeDataError",
@@ -63,6 +66,10 @@ class DatasetExistsError(LitdataError, FileExistsError):
     """A dataset is already where a new one would be written."""
 
 
+class DiskFullError(LitdataError, OSError):
+    """The disk (or quota) filled up while writing; the message names the file and the bytes."""
+
+
 class DatasetFormatError(LitdataError, ValueError):
     """An index or chunk does not follow the dataset format."""
 
@@ -71,12 +78,20 @@ class ChunkCorruptError(DatasetFormatError):
     """A chunk file is truncated, has a bad header or fails its checksum."""
 
 
+class DecryptionError(DatasetFormatError):
+    """Encrypted data could not be decrypted with the key given (wrong key, or altered)."""
+
+
 class UnsafeDataError(LitdataError, ValueError):
     """Decoding would run code from the dataset (a pickle that imports), and it was not allowed."""
 
 
 class ProcessingError(LitdataError, RuntimeError):
     """A worker of ``optimize``/``map`` failed; the message holds the input and its traceback."""
+
+
+class SampleDecodeError(LitdataError, ValueError):
+    """A serializer failed to decode a stored leaf; the message names it, the file and item."""
 
 
 class SampleError(LitdataError, TypeError):

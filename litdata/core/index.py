@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
+from litdata.core.publish import publish_bytes
 
 __all__ = [
     "FORMAT_VERSION",
@@ -23,7 +24,7 @@ __all__ = [
     "ChunkEntry",
     "DatasetConfig",
     "DatasetIndex",
-    "atomic_write_bytes",
+    "index_from_bytes",
     "load_index",
     "merge_rank_indexes",
     "parse_index",
@@ -281,8 +282,24 @@ def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
     )
 
 
+def index_from_bytes(data: bytes, source: str) -> DatasetIndex:
+    """Parse the bytes of an ``index.json`` read from ``source`` (a path or URL).
+
+    Raises:
+        DatasetFormatError: They are not valid JSON or not a valid index.
+    """
+    try:
+        decoded = json.loads(data)
+    except ValueError as error:
+        raise DatasetFormatError(
+            f"{source} is not valid JSON ({error}); it may be truncated. Re-create the dataset, "
+            f"or restore the file from a backup."
+        ) from error
+    return parse_index(decoded, source)
+
+
 def load_index(path: str | os.PathLike[str]) -> DatasetIndex:
-    """Read and validate an ``index.json`` file (or the one inside a directory).
+    """Read and validate a local ``index.json`` file (or the one inside a directory).
 
     Raises:
         DatasetNotFoundError: The file does not exist.
@@ -292,35 +309,18 @@ def load_index(path: str | os.PathLike[str]) -> DatasetIndex:
     if path.is_dir():
         path = path / INDEX_FILENAME
     try:
-        text = path.read_bytes()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DatasetNotFoundError(
             f"No dataset at {path.parent}: {path.name} does not exist. Did optimize() finish? "
             f"If per-worker indexes are there, litdata.complete_dataset() merges them."
         ) from None
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise DatasetFormatError(f"{path} is not valid JSON ({error}).") from error
-    return parse_index(data, str(path))
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see either nothing or the whole file."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.tmp.{os.getpid()}")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    return index_from_bytes(data, str(path))
 
 
 def write_index(path: str | os.PathLike[str], index: DatasetIndex) -> None:
     """Publish ``index`` as JSON at ``path``, atomically, with sorted keys as LitData writes."""
-    atomic_write_bytes(path, json.dumps(index.to_json(), sort_keys=True).encode())
+    publish_bytes(path, json.dumps(index.to_json(), sort_keys=True).encode(), durable=True)
 
 
 def rank_index_filename(rank: int) -> str:

@@ -2,7 +2,8 @@
 
 Each plugin kind is an entry-point group ``litdata.<kind>`` whose entry-point name is the
 registry key; the plugin class's ``name`` must equal that key. Optional abilities are separate
-``runtime_checkable`` protocols, tested with ``isinstance``.
+``runtime_checkable`` protocols, tested with ``isinstance``. Every method declared here is one
+the core calls, and ``litdata.testing`` has a contract test class for each kind.
 """
 
 from __future__ import annotations
@@ -11,16 +12,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from litdata.core.index import DatasetIndex
+    from litdata.core.index import ChunkEntry, DatasetIndex
+    from litdata.core.location import Location
+    from litdata.core.reading import ReadOptions
     from litdata.core.work import Job, Report, WorkSource
 
 __all__ = [
+    "ChunkHandle",
     "Compressor",
+    "ElementSerializer",
     "Encryptor",
     "Executor",
-    "FileDecompressor",
     "FormatAdapter",
     "InPlaceStorage",
+    "ItemDecoder",
     "PickleAware",
     "RangedStorage",
     "Serializer",
@@ -33,15 +38,22 @@ __all__ = [
 class Serializer(Protocol):
     """Turns one kind of sample leaf into bytes and back (LitData's serializer interface).
 
-    Optional class attributes: ``priority: int`` (probe order when inferring a leaf's
-    serializer on write; higher first, default 50) and ``fixed_size: int`` (every payload has
-    exactly this many bytes; LitData's ``size``).
+    ``types`` declares what a serializer claims when a dataset's formats are inferred: the
+    qualified names of leaf types (``"fractions.Fraction"``). A third-party serializer is only
+    asked about leaves of those types, and may not declare a type another installed serializer
+    declares; to use one for a type litdata already serializes, pass it to that dataset as
+    ``serializers={name: instance}``.
+
+    Optional class attributes: ``priority: int`` (probe order among serializers claiming the
+    same leaf; higher first, default 50) and ``fixed_size: int`` (every payload has exactly
+    this many bytes; LitData's ``size``).
     """
 
     name: ClassVar[str]
+    types: ClassVar[tuple[str, ...]]
 
     def can_serialize(self, item: Any) -> bool:
-        """Whether this serializer claims ``item`` when a dataset's formats are inferred."""
+        """Whether this serializer claims ``item`` (a leaf of one of its ``types``)."""
         ...
 
     def serialize(self, item: Any) -> tuple[bytes | bytearray | memoryview, str | None]:
@@ -49,11 +61,24 @@ class Serializer(Protocol):
         ...
 
     def deserialize(self, data: bytes | memoryview) -> Any:
-        """Rebuild a leaf from its payload."""
+        """Rebuild a leaf from its payload (the returned value must own its memory)."""
         ...
 
     def setup(self, data_format: str) -> None:
         """Prepare to decode leaves recorded as ``data_format`` (e.g. ``no_header_numpy:10``)."""
+        ...
+
+
+@runtime_checkable
+class ElementSerializer(Protocol):
+    """A serializer whose payload is a flat run of equal-size elements with no header.
+
+    Any whole number of elements deserializes on its own, so ``TokensLoader`` cuts windows of
+    ``block_size`` tokens out of such payloads.
+    """
+
+    def element_size(self) -> int:
+        """Bytes per element of the ``data_format`` given to ``setup``."""
         ...
 
 
@@ -81,45 +106,54 @@ class Compressor(Protocol):
         ...
 
 
-@runtime_checkable
-class FileDecompressor(Protocol):
-    """A compressor that can stream a file to a file without holding it in memory."""
-
-    def decompress_file(self, source: str, destination: str) -> None:
-        """Decompress ``source`` into ``destination``."""
-        ...
-
-
 class Encryptor(Protocol):
-    """Encrypts chunks or samples. The index stores ``to_config()``, never a secret."""
+    """Encrypts chunks or samples (``level``). The index stores ``to_config()``, never a secret.
+
+    The same instance (or one built from the same key material) must be given to read.
+    """
 
     name: ClassVar[str]
     level: str
 
-    def encrypt(self, data: bytes) -> bytes:
+    def encrypt(self, data: bytes | memoryview) -> bytes:
         """Encrypt one chunk or sample."""
         ...
 
     def decrypt(self, data: bytes | memoryview) -> bytes:
-        """Decrypt one chunk or sample."""
+        """Decrypt one chunk or sample.
+
+        Raises:
+            ValueError: ``data`` was not encrypted with this key, or was altered.
+        """
         ...
 
     def to_config(self) -> dict[str, Any]:
-        """Public parameters to record in ``index.json`` (algorithm, level, salt...)."""
+        """Public parameters to record in ``index.json``: ``algorithm`` (the name), ``level``."""
         ...
 
 
 class StorageBackend(Protocol):
-    """Moves files between a URL scheme and local paths. The key is the URL scheme."""
+    """Moves objects between a URL scheme and local files. The key is the URL scheme.
+
+    Constructed as ``cls()``, or ``cls(storage_options=..., session_options=...)`` when the
+    user passes them. Instances must pickle (DataLoader workers may be spawned) and be safe to
+    call from several threads.
+    """
 
     name: ClassVar[str]
 
     def download(self, url: str, local_path: str) -> None:
-        """Copy the object at ``url`` to ``local_path`` (the caller publishes it atomically)."""
+        """Copy the object at ``url`` into the new file ``local_path``.
+
+        The caller publishes the file atomically; a failed download may leave it partial.
+
+        Raises:
+            FileNotFoundError: No object at ``url`` (the message names it).
+        """
         ...
 
     def upload(self, local_path: str, url: str) -> None:
-        """Copy ``local_path`` to ``url``."""
+        """Copy ``local_path`` to ``url``; readers see the old object or the new one, whole."""
         ...
 
     def exists(self, url: str) -> bool:
@@ -127,7 +161,7 @@ class StorageBackend(Protocol):
         ...
 
     def list(self, url: str) -> list[str]:
-        """Names of the objects directly under the prefix ``url``."""
+        """Names (not URLs) of the objects directly under the prefix ``url``; empty if none."""
         ...
 
     def delete(self, url: str) -> None:
@@ -140,7 +174,11 @@ class RangedStorage(Protocol):
     """A backend that reads byte ranges without fetching whole objects."""
 
     def read_range(self, url: str, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of the object at ``url``."""
+        """Bytes ``[start, end)`` of the object at ``url``.
+
+        Raises:
+            FileNotFoundError: No object at ``url``.
+        """
         ...
 
 
@@ -159,7 +197,9 @@ class ShuffleStrategy(Protocol):
     Chunks are dealt to ranks and workers in ``chunk_order``. With ``whole_chunks`` each worker
     gets whole chunks in contiguous stripes (for in-place reads of network filesystems), else
     chunks are split at worker budgets. Each worker then visits its chunks in
-    ``worker_chunk_order``, and the items of a chunk in ``item_order``.
+    ``worker_chunk_order``, and the items of a chunk in ``item_order``. Every order must be a
+    permutation; the core checks it. Options come as keyword arguments to the constructor
+    (``shuffle="window:size=4"`` is ``WindowShuffle(size=4)``).
     """
 
     name: ClassVar[str]
@@ -180,13 +220,57 @@ class ShuffleStrategy(Protocol):
         ...
 
 
+class ChunkHandle(Protocol):
+    """One chunk file opened for reading items (a memory map, an open file...)."""
+
+    def prefetch(self) -> None:
+        """Ask for the chunk's bytes ahead of reading (a hint; may do nothing)."""
+        ...
+
+    def release(self) -> None:
+        """Drop what this process holds of the chunk; items handed out stay valid."""
+        ...
+
+    def close(self) -> None:
+        """Release the chunk for good."""
+        ...
+
+
+class ItemDecoder(Protocol):
+    """Reads the items of a dataset's chunk files (once they are local files)."""
+
+    def items_in_chunk(self, entry: ChunkEntry) -> int:
+        """How many items a chunk yields."""
+        ...
+
+    def open(self, path: str, entry: ChunkEntry) -> ChunkHandle:
+        """Open the local chunk file ``path`` (checking it against ``entry``)."""
+        ...
+
+    def read(self, chunk: Any, position: int) -> Any:
+        """The item at ``position`` of a chunk that ``open`` returned."""
+        ...
+
+
 class FormatAdapter(Protocol):
-    """Presents a dataset stored in some format as litdata chunks (native, MDS, Parquet...)."""
+    """Presents a dataset stored in some format as chunks of items (native, MDS, Parquet...).
+
+    The hook ``litdata_detect_format`` names the format of a location; the adapter then lists
+    its chunks (files with item counts) as a ``DatasetIndex`` and decodes their items.
+    """
 
     name: ClassVar[str]
 
-    def read_index(self, root: str) -> DatasetIndex:
-        """Read or build the index of the dataset under the local directory ``root``."""
+    def read_index(self, location: Location) -> DatasetIndex:
+        """Read or build the index of the dataset at ``location``.
+
+        Raises:
+            DatasetNotFoundError: There is no dataset of this format there.
+        """
+        ...
+
+    def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
+        """A decoder for the chunks of ``index``, with the reader's options."""
         ...
 
 

@@ -1,63 +1,87 @@
-"""``DatasetReader``: random access to the items of a local dataset."""
+"""``DatasetReader``: random access to the items of a dataset, local or remote."""
 
 from __future__ import annotations
 
 import os
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import accumulate
-from pathlib import Path
 from typing import Any
 
 from litdata.core import config
-from litdata.core.cache import ChunkCache
-from litdata.core.chunks.file import ChunkFile
+from litdata.core.cache.chunks import ChunkCache
+from litdata.core.cache.prefetch import Prefetcher
 from litdata.core.index import DatasetIndex
-from litdata.core.items.loaders import ItemDecoder, ItemLoader, loader_for
+from litdata.core.items.loaders import ItemLoader
 from litdata.core.items.serializer_set import SerializerSet
-from litdata.core.protocols import Serializer
-from litdata.core.source import open_local_dataset
+from litdata.core.location import Location, resolve
+from litdata.core.protocols import ChunkHandle, Encryptor, ItemDecoder, Serializer
+from litdata.core.reading import ReadOptions
+from litdata.core.source import Dataset, open_dataset
 
 __all__ = ["DatasetReader"]
 
 
 class DatasetReader:
-    """Random access to the items of a local dataset: ``reader[i]``.
+    """Random access to the items of a dataset: ``reader[i]``.
 
-    Chunks are memory-mapped in place; compressed chunks are decompressed into the cache
-    first. The dataset directory is never modified.
+    Local chunks are memory-mapped in place; compressed and remote ones are fetched into the
+    cache first. Every chunk's bytes are checked against the index's checksum before its first
+    item is returned. The dataset itself is never modified.
 
     Args:
-        root: The dataset directory (holding ``index.json``).
+        root: The dataset's directory or URL (holding ``index.json``, or another format).
         serializers: Extra serializers by name (your own, or overrides).
         allow_pickle: Let pickled leaves import code; defaults to ``LITDATA_ALLOW_PICKLE``.
-        cache_dir: The cache root for decompressed chunks.
+        cache_dir: The cache root for chunks that cannot be read in place.
         item_loader: The item loader the dataset was written with (``TokensLoader(block_size)``
             for token datasets); inferred from the index when omitted.
-        max_open_chunks: How many chunks stay memory-mapped at once.
-        index: The dataset's index, when the caller has already read it.
+        max_open_chunks: How many chunks stay open at once.
+        dataset: The dataset, when the caller has already found it (``open_dataset``).
+        encryption: The key of an encrypted dataset.
+        storage_options: Options for the storage backend (credentials, endpoint...).
+        session_options: Session options for backends that take them (S3).
+        max_cache_size: The cache budget in bytes for this dataset's fetched chunks.
+        verify: Check in-place chunks against their checksums (default on; fetched chunks are
+            always checked); ``LITDATA_VERIFY=0`` turns it off by default.
     """
 
     def __init__(
         self,
-        root: str | os.PathLike[str],
+        root: str | os.PathLike[str] | Location,
         *,
         serializers: Mapping[str, Serializer] | None = None,
         allow_pickle: bool | None = None,
         cache_dir: str | None = None,
         item_loader: ItemLoader | None = None,
         max_open_chunks: int = 64,
-        index: DatasetIndex | None = None,
+        dataset: Dataset | None = None,
+        encryption: Encryptor | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        session_options: Mapping[str, Any] | None = None,
+        max_cache_size: int | None = None,
+        verify: bool | None = None,
     ) -> None:
-        if index is None:
-            self.root, self.index = open_local_dataset(root)
-        else:
-            self.root, self.index = Path(root), index
-        self.item_loader = loader_for(self.index, item_loader, str(self.root))
+        if dataset is None:
+            where = resolve(root, storage_options=storage_options, session_options=session_options)
+            dataset = open_dataset(where)
+        self.dataset = dataset
+        self.location: Location = dataset.location
+        self.index: DatasetIndex = dataset.index
+        self.item_loader = item_loader
         self._serializers = dict(serializers or {})
         self._allow_pickle = config.allow_pickle_default() if allow_pickle is None else allow_pickle
-        self.cache = ChunkCache(self.root, self.index, cache_dir)
+        self._encryption = encryption
+        if verify is None:
+            verify = config.flag("LITDATA_VERIFY", default=True)
+        self.cache = ChunkCache(
+            self.location,
+            self.index,
+            cache_dir=cache_dir,
+            max_cache_size=max_cache_size,
+            verify=verify,
+        )
         self._max_open = max_open_chunks
         self._decoder: ItemDecoder | None = None
         #: The number of items in each chunk.
@@ -65,16 +89,23 @@ class DatasetReader:
         self._ends = list(accumulate(self.chunk_sizes))
         self._starts = [end - size for end, size in zip(self._ends, self.chunk_sizes, strict=True)]
         self._length = self._ends[-1] if self._ends else 0
-        self._open: OrderedDict[int, ChunkFile] = OrderedDict()
+        self._open: OrderedDict[int, ChunkHandle] = OrderedDict()
+        self._prefetcher: Prefetcher | None = None
+        #: Who reads (``"rank 0, worker 1"``), named in messages about slow chunks.
+        self.reader_name = "this process"
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_open"] = OrderedDict()
-        state["_decoder"] = None
+        state.update(_open=OrderedDict(), _decoder=None, _prefetcher=None)
         return state
 
     def __len__(self) -> int:
         return self._length
+
+    @property
+    def root(self) -> str:
+        """The dataset's location (a URL or an absolute path)."""
+        return self.location.url
 
     @property
     def decoder(self) -> ItemDecoder:
@@ -84,25 +115,49 @@ class DatasetReader:
             serializers = SerializerSet(
                 self._serializers, allow_pickle=self._allow_pickle, providers=providers
             )
-            self._decoder = self.item_loader.decoder(self.index, serializers)
+            options = ReadOptions(serializers, self.item_loader, self._encryption, self.root)
+            self._decoder = self.dataset.format.decoder(self.index, options)
         return self._decoder
 
-    def locate(self, index: int) -> tuple[int, int]:
-        """The ``(chunk index, position in chunk)`` of item ``index``."""
-        chunk = bisect_right(self._ends, index)
-        return chunk, index - self._starts[chunk]
+    def prefetch(self, order: Sequence[int], depth: int) -> None:
+        """Fetch and check chunks in background threads, in ``order``, ``depth`` ahead."""
+        if self._prefetcher is None:
+            self._prefetcher = Prefetcher(self.cache.hold, depth, self._describe)
+        self._prefetcher.plan(order)
 
-    def chunk(self, chunk_index: int) -> ChunkFile:
-        """The open chunk ``chunk_index``, mapping it (and closing the oldest) if needed."""
+    def _describe(self, chunk_index: int) -> str:
+        url = self.location.join(self.index.chunks[chunk_index].filename)
+        return f"chunk {chunk_index} ({url}) for {self.reader_name}"
+
+    def chunk(self, chunk_index: int) -> ChunkHandle:
+        """The open chunk ``chunk_index``, fetching and opening it (and closing the oldest)."""
         found = self._open.get(chunk_index)
         if found is not None:
             return found
-        opened = ChunkFile(self.cache.local_path(chunk_index), self.index.chunks[chunk_index])
+        if self._prefetcher is not None:
+            self._prefetcher.take(chunk_index)
+        path = self.cache.hold(chunk_index)
+        try:
+            opened = self.decoder.open(path, self.index.chunks[chunk_index])
+        except BaseException:
+            self.cache.release(chunk_index)
+            raise
         if len(self._open) >= self._max_open:
-            _, oldest = self._open.popitem(last=False)
-            oldest.close()
+            oldest, handle = self._open.popitem(last=False)
+            self._close(oldest, handle)
         self._open[chunk_index] = opened
         return opened
+
+    def done_with(self, chunk_index: int) -> None:
+        """Close chunk ``chunk_index`` (a streaming worker read all it needs of it)."""
+        handle = self._open.pop(chunk_index, None)
+        if handle is not None:
+            handle.release()
+            self._close(chunk_index, handle)
+
+    def _close(self, chunk_index: int, handle: ChunkHandle) -> None:
+        handle.close()
+        self.cache.release(chunk_index)
 
     def read(self, chunk_index: int, position: int) -> Any:
         """Decode the item at ``position`` of chunk ``chunk_index``."""
@@ -119,7 +174,10 @@ class DatasetReader:
         return decoder.read(found, index - self._starts[chunk])
 
     def close(self) -> None:
-        """Release every memory map."""
+        """Stop prefetching and close every chunk."""
+        if self._prefetcher is not None:
+            self._prefetcher.cancel(self.cache.release)
+            self._prefetcher = None
         while self._open:
-            _, chunk = self._open.popitem()
-            chunk.close()
+            chunk_index, handle = self._open.popitem()
+            self._close(chunk_index, handle)

@@ -1,47 +1,89 @@
-"""Finding a dataset: which storage backend serves a location, and which format it is in."""
+"""Finding a dataset: the storage backend that serves its location, and the format it is in."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from dataclasses import dataclass
 
-from litdata.core.errors import DatasetNotFoundError, LitdataError
-from litdata.core.index import DatasetIndex, rank_index_files
-from litdata.core.protocols import InPlaceStorage
+from litdata.core.errors import DatasetNotFoundError
+from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes, rank_index_files
+from litdata.core.location import Location, is_url, resolve
+from litdata.core.protocols import FormatAdapter
 from litdata.core.registry import hooks, registries
 
-__all__ = ["open_local_dataset"]
+__all__ = ["Dataset", "open_dataset"]
 
 
-def open_local_dataset(location: str | os.PathLike[str]) -> tuple[Path, DatasetIndex]:
-    """Resolve a dataset that can be read in place; return its directory and index.
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset found at a location.
 
-    The storage backend comes from the ``litdata_resolve_storage`` hook, the format from
+    Attributes:
+        location: Where its chunks are.
+        index: Its index.
+        format: The format adapter that reads it.
+    """
+
+    location: Location
+    index: DatasetIndex
+    format: FormatAdapter
+
+
+def _missing(location: Location) -> DatasetNotFoundError:
+    local = location.local_path
+    if local is not None and not os.path.isdir(local):
+        what = "is a file, not a dataset directory" if os.path.exists(local) else "does not exist"
+        return DatasetNotFoundError(f"No dataset at {location.url}: the path {what}.")
+    names = location.storage.list(location.url)
+    if local is not None and rank_index_files(local, names):
+        hint = (
+            " Per-writer indexes are there: the merge did not run. litdata.complete_dataset("
+            f"{location.url!r}) finishes it."
+        )
+    elif names:
+        hint = f" It holds {len(names)} objects but no {INDEX_FILENAME}: did optimize() finish?"
+    else:
+        hint = " Nothing is there."
+    return DatasetNotFoundError(
+        f"No dataset at {location.url}: no {INDEX_FILENAME}, nor files another installed format "
+        f"recognises.{hint}"
+    )
+
+
+def open_dataset(
+    location: str | os.PathLike[str] | Location, index_path: str | os.PathLike[str] | None = None
+) -> Dataset:
+    """Find the dataset at ``location``: its storage backend, format and index.
+
+    The backend comes from the ``litdata_resolve_storage`` hook, the format from
     ``litdata_detect_format``.
+
+    Args:
+        location: A path, a URL, or a resolved location (with its storage options).
+        index_path: Use the index in this file (or in the directory holding it) instead of the
+            dataset's own.
 
     Raises:
         DatasetNotFoundError: There is no dataset at ``location``.
-        UnknownPluginError: No storage backend serves its URL scheme.
-        LitdataError: The backend's files cannot be read in place.
+        UnknownPluginError: No storage backend serves its URL scheme, or the format it is in
+            is not installed.
     """
-    url = os.fspath(location)
-    backend = hooks.resolve_storage(url)
-    storage = registries.storage.create(backend)
-    if not isinstance(storage, InPlaceStorage):
-        raise LitdataError(
-            f"{url} is served by the {backend!r} storage backend, whose files cannot be read "
-            f"in place. Stream it with litdata.StreamingDataset, which downloads into a cache."
-        )
-    root = Path(storage.local_path(url))
-    if not root.is_dir():
-        raise DatasetNotFoundError(f"No dataset at {root}: the directory does not exist.")
-    name = hooks.detect_format(str(root))
+    where = resolve(location)
+    given = None if index_path is None else _read_index_file(where, os.fspath(index_path))
+    name = hooks.detect_format(where, given)
     if name is None:
-        hint = (
-            " Per-writer indexes are there: the merge did not run. litdata.complete_dataset("
-            f"{str(root)!r}) finishes it."
-            if rank_index_files(root)
-            else " Did optimize() finish writing it?"
-        )
-        raise DatasetNotFoundError(f"No dataset at {root}: it holds no index.json.{hint}")
-    return root, registries.formats.create(name).read_index(str(root))
+        raise _missing(where)
+    adapter = registries.formats.create(name)
+    return Dataset(where, given or adapter.read_index(where), adapter)
+
+
+def _read_index_file(where: Location, path: str) -> DatasetIndex:
+    """The index stored at ``path`` (a file, or a directory holding ``index.json``)."""
+    if not is_url(path) and os.path.isdir(path):
+        path = os.path.join(path, INDEX_FILENAME)
+    folder, _, name = path.replace(os.sep, "/").rpartition("/")
+    try:
+        data = where.at(folder or ".").read(name)
+    except FileNotFoundError:
+        raise DatasetNotFoundError(f"index_path {path} does not exist.") from None
+    return index_from_bytes(data, path)

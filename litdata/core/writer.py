@@ -5,28 +5,29 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from litdata.core.chunks.checksum import checksum_of
 from litdata.core.chunks.codecs import chunk_filename, compressor_provider, create_compressor
-from litdata.core.chunks.layout import chunk_header, header_size, write_chunk_file
+from litdata.core.chunks.layout import chunk_header, header_size
+from litdata.core.encryption import encryption_config
 from litdata.core.errors import DatasetExistsError, DatasetFormatError, LitdataWarning
 from litdata.core.index import (
     INDEX_FILENAME,
     ChunkEntry,
     DatasetConfig,
     DatasetIndex,
-    atomic_write_bytes,
     merge_rank_indexes,
     rank_index_filename,
     write_index,
 )
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.items.serializer_set import SerializerSet
-from litdata.core.protocols import Serializer
-from litdata.core.registry import hooks
+from litdata.core.protocols import Encryptor, Serializer
+from litdata.core.publish import publish_bytes, publish_parts
+from litdata.core.registry import hooks, registries
 from litdata.core.units import parse_size
 
 __all__ = ["ChunkWriter", "check_chunk_options", "write_dataset"]
@@ -73,6 +74,9 @@ class ChunkWriter:
         expected: The config of the dataset these chunks extend (append, resume): the first
             sample must produce the same, else ``DatasetFormatError``.
         previous_chunks: Chunks this writer wrote before (a resumed run); listed first.
+        encryption: Encrypt each sample or each chunk (by the encryptor's ``level``).
+        on_chunk: Called with each chunk file's path and entry once it is written (to upload
+            it, for instance).
 
     Exactly one of ``chunk_size`` and ``chunk_bytes`` is required.
     """
@@ -90,13 +94,25 @@ class ChunkWriter:
         chunk_index: int = 0,
         expected: DatasetConfig | None = None,
         previous_chunks: Sequence[ChunkEntry] = (),
+        encryption: Encryptor | None = None,
+        on_chunk: Callable[[Path, ChunkEntry], None] | None = None,
     ) -> None:
         self._chunk_bytes = check_chunk_options(chunk_size, chunk_bytes)
+        self._encryption = encryption
+        self._encryption_config = encryption_config(encryption) if encryption else None
+        self._on_chunk = on_chunk
         self._expected = expected
         self._chunk_size = chunk_size
         self._compression = compression
         self._compressor = create_compressor(compression) if compression else None
         self._loader = item_loader or PyTreeLoader()
+        per_sample = encryption is not None and encryption.level == "sample"
+        if per_sample and self._loader.name != PyTreeLoader.name:
+            raise ValueError(
+                f"{self._loader.name} cuts items across samples, so its datasets are encrypted "
+                f"per chunk: use level='chunk'."
+            )
+        self._item_encrypt = encryption.encrypt if encryption and per_sample else None
         self._encoder = self._loader.encoder(SerializerSet(serializers))
         self.output_dir = Path(output_dir)
         self.output_dir.mkdir(parents=True, exist_ok=True)
@@ -118,7 +134,7 @@ class ChunkWriter:
             compression=self._compression,
             data_format=self._encoder.data_format,
             data_spec=self._encoder.data_spec,
-            encryption=None,
+            encryption=self._encryption_config,
             item_loader=self._loader.name,
         )
 
@@ -129,6 +145,9 @@ class ChunkWriter:
             SampleError: The sample cannot be encoded (see ``PyTreeEncoder.encode``).
         """
         parts, size, dim = self._encoder.encode(sample)
+        if self._item_encrypt is not None:
+            parts = [self._item_encrypt(b"".join(parts))]
+            size = len(parts[0])
         if self.num_samples == 0 and self._expected is not None:
             self._check_config(self._expected)
         count = len(self._sizes)
@@ -165,19 +184,23 @@ class ChunkWriter:
         if not self._sizes:
             return
         header = chunk_header(self._sizes)
-        raw_size = len(header) + self._item_bytes
+        parts = [header, *self._parts]
+        size = len(header) + self._item_bytes
         filename = chunk_filename(self.rank, self._next_chunk, self._compression)
         path = self.output_dir / filename
+        if self._encryption is not None and self._encryption.level == "chunk":
+            parts = [self._encryption.encrypt(b"".join(parts))]
+            size = len(parts[0])
         if self._compressor is None:
-            checksum = write_chunk_file(path, [header, *self._parts], raw_size)
+            checksum = publish_parts(path, parts, size, checksum_of)
         else:
-            data = self._compressor.compress(b"".join([header, *self._parts]))
-            atomic_write_bytes(path, data)
+            data = self._compressor.compress(b"".join(parts))
+            publish_bytes(path, data)
             checksum = checksum_of(data)
         entry = ChunkEntry(
             filename=filename,
             chunk_size=len(self._sizes),
-            chunk_bytes=raw_size,
+            chunk_bytes=size,
             dim=self._dim,
             checksum=checksum,
         )
@@ -188,6 +211,8 @@ class ChunkWriter:
         self._item_bytes = 0
         self._dim = None
         hooks.chunk_written(str(path), entry.to_json())
+        if self._on_chunk is not None:
+            self._on_chunk(path, entry)
 
     @property
     def buffered(self) -> int:
@@ -226,6 +251,9 @@ class ChunkWriter:
             plugins["serializers"] = dict(self._encoder.providers)
         if self._compression and (codec := compressor_provider(self._compression)):
             plugins["compression"] = {self._compression.partition(":")[0]: codec}
+        cipher = self._encryption.name if self._encryption is not None else ""
+        if cipher in registries.encryption and (provider := registries.encryption.provider(cipher)):
+            plugins["encryption"] = {cipher: provider}
         index = DatasetIndex(config=config, chunks=tuple(self.chunks), plugins=plugins)
         write_index(self.output_dir / rank_index_filename(self.rank), index)
         return index

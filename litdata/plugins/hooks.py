@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
-import os
-import re
+from typing import TYPE_CHECKING
 
-from litdata.core.index import INDEX_FILENAME
+from litdata.core.index import INDEX_FILENAME, DatasetIndex
+from litdata.core.location import scheme_of
 from litdata.core.registry.hookspecs import hookimpl
 
-__all__ = ["litdata_detect_format", "litdata_resolve_storage"]
+if TYPE_CHECKING:
+    from litdata.core.location import Location
 
-_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+__all__ = ["litdata_detect_format", "litdata_resolve_storage", "litdata_shuffle_for"]
 
 
 @hookimpl(trylast=True)
 def litdata_resolve_storage(url: str) -> str | None:
     """The URL's scheme names its backend; a plain path is ``file``."""
-    match = _SCHEME.match(url)
-    return match.group(1).lower() if match else "file"
+    return scheme_of(url) or "file"
 
 
 @hookimpl(trylast=True)
-def litdata_detect_format(path: str) -> str | None:
-    """A directory with an ``index.json`` holds native chunks."""
-    return "chunks" if os.path.isfile(os.path.join(path, INDEX_FILENAME)) else None
+def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str | None:
+    """A location with an ``index.json`` (or a supplied index) holds native chunks."""
+    if index is not None or location.storage.exists(location.join(INDEX_FILENAME)):
+        return "chunks"
+    return None
+
+
+@hookimpl(trylast=True)
+def litdata_shuffle_for(url: str, shuffle: bool) -> str | None:
+    """A full shuffle of chunks and items, or index order."""
+    return "full" if shuffle else "none"

@@ -19,9 +19,9 @@ from litdata.core.index import (
     ChunkEntry,
     DatasetConfig,
     DatasetIndex,
-    atomic_write_bytes,
     parse_index,
 )
+from litdata.core.publish import publish_bytes
 from litdata.core.work import Item, Slices
 
 __all__ = ["CHECKPOINT_DIR", "Checkpoint", "Checkpoints", "WorkerState"]
@@ -66,7 +66,7 @@ class Checkpoint:
         """
         state = DatasetIndex(config, tuple(chunks)).to_json()
         state["inputs_done"] = inputs_done
-        atomic_write_bytes(self.path, json.dumps(state).encode())
+        publish_bytes(self.path, json.dumps(state).encode())
 
 
 class Checkpoints:
@@ -91,7 +91,7 @@ class Checkpoints:
         expected = {"num_workers": len(slices), "fingerprint": _fingerprint(slices)}
         if not config_path.exists():
             self.directory.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(config_path, json.dumps(expected).encode())
+            publish_bytes(config_path, json.dumps(expected).encode())
             return {}
         saved = json.loads(config_path.read_text())
         if saved != expected:

@@ -6,20 +6,17 @@ import copy
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 # Shuffles and subsets draw from numpy.random: load it with the class, not in the first batch.
 import numpy.random  # noqa: F401
 from torch.utils.data import IterableDataset
 
-from litdata.core.index import load_index
 from litdata.core.items.loaders import ItemLoader
-from litdata.core.protocols import Serializer, ShuffleStrategy
+from litdata.core.location import resolve
+from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.reader import DatasetReader
-from litdata.core.registry import registries
-from litdata.core.source import open_local_dataset
-from litdata.streaming import mounts
+from litdata.core.source import open_dataset
 from litdata.streaming.batching import deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.options import (
@@ -30,6 +27,7 @@ from litdata.streaming.options import (
 )
 from litdata.streaming.plan import Segment, Topology, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
+from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.state import (
     STATE_VERSION,
     Run,
@@ -56,12 +54,13 @@ class StreamingDataset(IterableDataset[Any]):
     memory-mapped in place, never copied or modified.
 
     Args:
-        input_dir: The dataset directory (written by ``optimize``, or by LitData).
-        cache_dir: Where chunks that cannot be read in place go (compressed ones).
+        input_dir: The dataset's directory or URL (written by ``optimize``, or by LitData).
+        cache_dir: Where chunks that cannot be read in place go (remote or compressed ones).
         item_loader: The item loader the dataset was written with; ``TokensLoader(block_size)``
             for token datasets.
-        shuffle: ``False``, ``True`` (``full`` shuffle, or ``window`` on network and parallel
-            filesystems), or the name of a shuffle plugin.
+        shuffle: ``False``, ``True`` (the shuffle suited to the location: ``full``, or
+            ``window`` on network and parallel filesystems), a shuffle plugin's name with
+            options (``"window:size=4"``), or a shuffle strategy instance.
         drop_last: Read only whole batches, the same number on every rank. Defaults to ``True``
             when training with several processes, ``False`` otherwise.
         seed: Seeds the shuffles; the same seed and epoch give the same order everywhere.
@@ -78,6 +77,11 @@ class StreamingDataset(IterableDataset[Any]):
         num_canonical_nodes: Recorded in the state dict, as LitData does; resuming on another
             number of nodes or workers is always elastic here.
         allow_pickle: Let pickled leaves import code (only for datasets you trust).
+        encryption: The key of an encrypted dataset.
+        storage_options: Options for the storage backend (credentials, endpoint...).
+        session_options: Session options for backends that take them (S3).
+        verify: Check each chunk against its checksum before its first sample is returned
+            (default on; ``LITDATA_VERIFY=0`` turns it off by default).
     """
 
     def __init__(  # noqa: PLR0917  # LitData's first positional arguments
@@ -85,7 +89,7 @@ class StreamingDataset(IterableDataset[Any]):
         input_dir: str | os.PathLike[str],
         cache_dir: str | None = None,
         item_loader: ItemLoader | None = None,
-        shuffle: bool | str = False,
+        shuffle: ShuffleSetting = False,
         drop_last: bool | None = None,
         seed: int = 42,
         *,
@@ -98,6 +102,10 @@ class StreamingDataset(IterableDataset[Any]):
         transform: Callable[[Any], Any] | Sequence[Callable[[Any], Any]] | None = None,
         num_canonical_nodes: int | None = None,
         allow_pickle: bool | None = None,
+        encryption: Encryptor | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        session_options: Mapping[str, Any] | None = None,
+        verify: bool | None = None,
     ) -> None:
         super().__init__()
         check_options(shuffle, drop_last, seed, max_pre_download, num_canonical_nodes)
@@ -106,17 +114,19 @@ class StreamingDataset(IterableDataset[Any]):
         self.max_pre_download = max_pre_download
         self.input_dir = os.fspath(input_dir)
         self.cache_dir = cache_dir
-        if index_path is None:
-            root, index = open_local_dataset(self.input_dir)
-        else:
-            root, index = Path(self.input_dir).absolute(), load_index(index_path)
+        location = resolve(
+            self.input_dir, storage_options=storage_options, session_options=session_options
+        )
         self._reader = DatasetReader(
-            root,
+            location,
             serializers=serializers,
             allow_pickle=allow_pickle,
             cache_dir=cache_dir,
             item_loader=item_loader,
-            index=index,
+            dataset=open_dataset(location, index_path),
+            encryption=encryption,
+            max_cache_size=self.max_cache_size,
+            verify=verify,
         )
         self.item_loader = self._reader.item_loader
         regions = [
@@ -125,7 +135,7 @@ class StreamingDataset(IterableDataset[Any]):
         if subsample != 1.0 or not isinstance(subsample, float):
             regions = subsample_regions(regions, subsample, seed, bool(shuffle))
         self.shuffle = shuffle
-        self._strategy: ShuffleStrategy | None = None
+        self._strategy: CheckedShuffle | None = choose_shuffle(shuffle, self._reader.root)
         self.drop_last = drop_last
         self.seed = seed
         self.force_override_state_dict = force_override_state_dict
@@ -147,11 +157,11 @@ class StreamingDataset(IterableDataset[Any]):
         if self._resume is None:
             self.current_epoch = epoch
 
-    def set_shuffle(self, shuffle: bool | str) -> None:
+    def set_shuffle(self, shuffle: ShuffleSetting) -> None:
         """Change ``shuffle``."""
         check_options(shuffle, self.drop_last, self.seed, self.max_pre_download, None)
+        self._strategy = choose_shuffle(shuffle, self._reader.root)
         self.shuffle = shuffle
-        self._strategy = None
 
     def set_drop_last(self, drop_last: bool) -> None:
         """Change ``drop_last``."""
@@ -189,16 +199,10 @@ class StreamingDataset(IterableDataset[Any]):
         return self._regions.regions
 
     @property
-    def strategy(self) -> ShuffleStrategy:
+    def strategy(self) -> CheckedShuffle:
         """The shuffle strategy ``shuffle`` selects (chosen once per ``shuffle`` value)."""
         if self._strategy is None:
-            if isinstance(self.shuffle, str):
-                name = self.shuffle
-            elif not self.shuffle:
-                name = "none"
-            else:
-                name = "window" if mounts.wants_window(self._reader.root) else "full"
-            self._strategy = registries.shuffle.create(name)
+            self._strategy = choose_shuffle(self.shuffle, self._reader.root)
         return self._strategy
 
     def drop_last_for(self, world_size: int) -> bool:
@@ -281,15 +285,14 @@ class StreamingDataset(IterableDataset[Any]):
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
         transforms = self.transforms
-        last_use = {regions[segment.region].chunk: n for n, segment in enumerate(segments)}
+        chunks = [regions[segment.region].chunk for segment in segments]
+        last_use = {chunk: number for number, chunk in enumerate(chunks)}
+        reader.prefetch(chunks, self.max_pre_download)
         for number, segment in enumerate(segments):
             region = regions[segment.region]
             order = strategy.item_order(segment.region, region.size, seed, epoch)
             chunk = reader.chunk(region.chunk)
-            if number == 0:
-                chunk.prefetch()
-            if number + 1 < len(segments):  # the kernel reads the next chunk while we decode
-                reader.chunk(regions[segments[number + 1].region].chunk).prefetch()
+            chunk.prefetch()  # the kernel reads the chunk ahead while we decode
             start = region.start
             for first in range(segment.offset, segment.offset + segment.count, size):
                 last = min(first + size, segment.offset + segment.count)
@@ -298,7 +301,7 @@ class StreamingDataset(IterableDataset[Any]):
                     run = [self._transformed(sample) for sample in run]
                 yield run
             if last_use[region.chunk] == number:  # done with this chunk for the epoch
-                chunk.release()
+                reader.done_with(region.chunk)
 
     def rotation(self, topology: Topology) -> int:
         """How far to rotate worker ids so a same-topology resume continues the round robin."""
@@ -343,9 +346,11 @@ class StreamingDataset(IterableDataset[Any]):
         return {
             "identity": self.identity,
             "seed": self.seed,
-            "shuffle": self.shuffle,
+            "shuffle": self.shuffle
+            if isinstance(self.shuffle, bool | str)
+            else describe(self.strategy),
             "drop_last": self.drop_last,
-            "item_loader": self.item_loader.state_dict(),
+            "item_loader": self.item_loader.state_dict() if self.item_loader else {},
         }
 
     def state_dict(
@@ -379,14 +384,15 @@ class StreamingDataset(IterableDataset[Any]):
             consumed = tuple(a + b for a, b in zip(previous.consumed, consumed, strict=True))
         history.append(Run(topology, consumed).to_json())
         first_world = Run.from_json(history[0]).topology.world_size
+        local = self._reader.location.local_path
         return {
             **self._settings(),
             "num_samples_yielded": num_samples_yielded,
             "num_workers": topology.num_workers,
             "batch_size": batch_size,
             "current_epoch": self.current_epoch,
-            "input_dir_path": str(self._reader.root),
-            "input_dir_url": None,
+            "input_dir_path": local if local is not None else str(self._reader.cache.directory),
+            "input_dir_url": None if local is not None else self._reader.root,
             "cache_dir_path": self.cache_dir,
             "world_size": world,
             "state_version": STATE_VERSION,

@@ -25,8 +25,11 @@ def check_options(
     Raises:
         ValueError: naming the argument and what it should be.
     """
-    if not isinstance(shuffle, bool | str):
-        raise ValueError(f"shuffle must be True, False or a shuffle plugin's name, got {shuffle!r}")
+    if not isinstance(shuffle, bool | str) and not hasattr(shuffle, "item_order"):
+        raise ValueError(
+            f"shuffle must be True, False, a shuffle plugin's name (with options, e.g. "
+            f"'window:size=4') or a shuffle strategy, got {shuffle!r}"
+        )
     if drop_last is not None and not isinstance(drop_last, bool):
         raise ValueError(f"drop_last must be True, False or None, got {drop_last!r}")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:

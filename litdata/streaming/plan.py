@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from litdata.core.protocols import ShuffleStrategy
+from litdata.streaming.shuffles import CheckedShuffle
 
 __all__ = ["Segment", "Topology", "budgets", "epoch_plan", "redistribute", "skip"]
 
@@ -155,7 +155,7 @@ def epoch_plan(
     seed: int,
     epoch: int,
     drop_last: bool,
-    strategy: ShuffleStrategy,
+    strategy: CheckedShuffle,
 ) -> Plan:
     """Every global worker's segments for one epoch.
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from litdata.core.errors import LitdataWarning
 from litdata.core.index import DatasetIndex
-from litdata.core.protocols import ShuffleStrategy
 from litdata.streaming.plan import Plan, Topology, epoch_plan, redistribute, skip
 from litdata.streaming.regions import Region
+from litdata.streaming.shuffles import CheckedShuffle
 
 __all__ = [
     "STATE_VERSION",
@@ -93,7 +93,7 @@ def plan_with_history(
     seed: int,
     epoch: int,
     drop_last: bool,
-    strategy: ShuffleStrategy,
+    strategy: CheckedShuffle,
 ) -> Plan:
     """The plan of the rest of an epoch that ``history`` has partly consumed.
 

@@ -4,15 +4,25 @@ from litdata.core import config
 
 
 @pytest.mark.parametrize(("raw", "expected"), [(None, None), ("1", True), ("off", False)])
-def test_posix_fast_is_unset_forced_or_off(monkeypatch, raw, expected):
+def test_a_flag_is_unset_on_or_off(monkeypatch, raw, expected):
     if raw is None:
-        monkeypatch.delenv("LITDATA_POSIX_FAST", raising=False)
+        monkeypatch.delenv("LITDATA_TEST_FLAG", raising=False)
     else:
-        monkeypatch.setenv("LITDATA_POSIX_FAST", raw)
-    assert config.posix_fast() is expected
+        monkeypatch.setenv("LITDATA_TEST_FLAG", raw)
+    assert config.flag("LITDATA_TEST_FLAG", None) is expected
 
 
-def test_posix_fast_rejects_a_non_boolean(monkeypatch):
-    monkeypatch.setenv("LITDATA_POSIX_FAST", "maybe")
-    with pytest.raises(ValueError, match="LITDATA_POSIX_FAST='maybe'"):
-        config.posix_fast()
+def test_a_flag_rejects_a_non_boolean(monkeypatch):
+    monkeypatch.setenv("LITDATA_TEST_FLAG", "maybe")
+    with pytest.raises(ValueError, match="LITDATA_TEST_FLAG='maybe'"):
+        config.flag("LITDATA_TEST_FLAG", None)
+
+
+def test_an_integer_has_a_default_a_floor_and_a_clear_error(monkeypatch):
+    monkeypatch.delenv("LITDATA_TEST_INT", raising=False)
+    assert config.integer("LITDATA_TEST_INT", 16) == 16
+    monkeypatch.setenv("LITDATA_TEST_INT", "0")
+    assert config.integer("LITDATA_TEST_INT", 16, minimum=1) == 1
+    monkeypatch.setenv("LITDATA_TEST_INT", "x")
+    with pytest.raises(ValueError, match="LITDATA_TEST_INT='x' is not an integer"):
+        config.integer("LITDATA_TEST_INT", 16)

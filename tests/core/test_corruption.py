@@ -21,8 +21,10 @@ def test_truncated_chunk(dataset):
     chunk.write_bytes(chunk.read_bytes()[:-7])
     reader = ld.DatasetReader(dataset)
     assert reader[0]["id"] == 0  # other chunks still read
-    with pytest.raises(ChunkCorruptError, match="chunk-0-1.bin is corrupt or truncated"):
+    with pytest.raises(ChunkCorruptError, match="chunk-0-1.bin is truncated or padded"):
         reader[5]
+    with pytest.raises(ChunkCorruptError, match="chunk-0-1.bin is corrupt or truncated"):
+        ld.DatasetReader(dataset, verify=False)[5]  # the header check alone still catches it
 
 
 def test_bit_flip_in_a_compressed_chunk_fails_its_checksum(tmp_path):
@@ -41,8 +43,11 @@ def test_item_sizes_that_do_not_add_up(dataset):
     header = 4 * 7  # 5 items: count + 6 offsets
     data[header] += 1  # the first leaf's size field of item 0
     chunk.write_bytes(bytes(data))
-    with pytest.raises(ChunkCorruptError, match="leaf sizes add up"):
+    with pytest.raises(ChunkCorruptError, match="chunk-0-0.bin is corrupt: its checksum"):
         ld.DatasetReader(dataset)[0]
+    # Without the checksum, the item's own sizes catch it; the message names file and item.
+    with pytest.raises(ChunkCorruptError, match=r"chunk-0-0.bin, item 0: .*leaf sizes add up"):
+        ld.DatasetReader(dataset, verify=False)[0]
 
 
 def test_missing_chunk_file_is_named(dataset):
@@ -92,3 +97,21 @@ def test_verify_reports_every_problem(dataset, capsys):
     assert "checksum" in out
     assert "chunk-0-1.bin" in out
     assert "2 problem(s)" in out
+
+
+def test_crc32_checksums_of_earlier_datasets_still_verify(dataset):
+    # Datasets written before xxh3 record crc32: they read, and a flipped byte is still caught.
+    import zlib
+
+    index = json.loads((dataset / "index.json").read_text())
+    for chunk in index["chunks"]:
+        data = (dataset / chunk["filename"]).read_bytes()
+        chunk["checksum"] = f"crc32:{zlib.crc32(data):08x}"
+    (dataset / "index.json").write_text(json.dumps(index))
+    assert [ld.DatasetReader(dataset)[i]["id"] for i in range(20)] == list(range(20))
+    chunk = dataset / "chunk-0-2.bin"
+    data = bytearray(chunk.read_bytes())
+    data[-3] ^= 0x01
+    chunk.write_bytes(bytes(data))
+    with pytest.raises(ChunkCorruptError, match="its checksum is crc32:"):
+        ld.DatasetReader(dataset)[10]

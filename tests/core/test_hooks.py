@@ -6,6 +6,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import PluginLoadError
+from litdata.core.location import resolve
 from litdata.core.registry import hooks, registries
 from litdata.core.registry.manager import get_plugin_manager, hook_origin, reset_plugin_manager
 from litdata.testing import fake_distribution
@@ -34,8 +35,12 @@ def litdata_resolve_storage(url):
     return "file" if url.startswith("mirror://") else None
 
 @litdata.hookimpl
-def litdata_detect_format(path):
-    return "chunks" if path.endswith("special") else None
+def litdata_detect_format(location, index):
+    return "chunks" if location.url.endswith("special") else None
+
+@litdata.hookimpl
+def litdata_shuffle_for(url, shuffle):
+    return "window:size=2" if shuffle and url.endswith("striped") else None
 """
 
 
@@ -73,9 +78,19 @@ def test_hook_litdata_chunk_downloaded(recorder, tmp_path):
     assert names == ["chunk-0-0.zstd.bin", "chunk-0-1.zstd.bin"]
 
 
-def test_hook_litdata_chunk_evicted(recorder):
-    hooks.chunk_evicted("/cache/chunk-0-0.bin", 123)
-    assert ("evicted", "/cache/chunk-0-0.bin", 123) in recorder.EVENTS
+def test_hook_litdata_chunk_evicted(recorder, tmp_path):
+    # Compressed chunks are decompressed into the cache; a budget of about one chunk makes the
+    # cache evict the first once the reader is done with it and needs the second.
+    samples = ({"x": np.full(1000, i, dtype=np.uint8)} for i in range(4))
+    ld.write_dataset(samples, tmp_path / "ds", chunk_size=2, compression="zstd")
+    reader = ld.DatasetReader(tmp_path / "ds", max_cache_size=3000)
+    assert reader[0]["x"][0] == 0
+    reader.done_with(0)
+    assert reader[2]["x"][0] == 2
+    evicted = [e for e in recorder.EVENTS if e[0] == "evicted"]
+    assert len(evicted) == 1
+    assert evicted[0][1].endswith("chunk-0-0.bin")
+    assert evicted[0][2] > 2000
 
 
 def test_hook_litdata_resolve_storage(recorder, tmp_path):
@@ -86,10 +101,20 @@ def test_hook_litdata_resolve_storage(recorder, tmp_path):
 
 def test_hook_litdata_detect_format(recorder, tmp_path):
     (tmp_path / "special").mkdir()
-    assert hooks.detect_format(str(tmp_path / "special")) == "chunks"  # the plugin decided
-    assert hooks.detect_format(str(tmp_path)) is None
+    assert hooks.detect_format(resolve(tmp_path / "special")) == "chunks"  # the plugin decided
+    assert hooks.detect_format(resolve(tmp_path)) is None
     ld.write_dataset([1, 2], tmp_path / "ds", chunk_size=2)
-    assert hooks.detect_format(str(tmp_path / "ds")) == "chunks"  # the built-in default decided
+    assert hooks.detect_format(resolve(tmp_path / "ds")) == "chunks"  # the built-in decided
+
+
+def test_hook_litdata_shuffle_for(recorder, tmp_path):
+    ld.write_dataset(range(10), tmp_path / "striped", chunk_size=2)
+    ld.write_dataset(range(10), tmp_path / "plain", chunk_size=2)
+    striped = ld.StreamingDataset(tmp_path / "striped", shuffle=True)
+    assert (striped.strategy.name, striped.strategy.strategy.size) == ("window", 2)
+    assert ld.StreamingDataset(tmp_path / "plain", shuffle=True).strategy.name == "full"
+    assert ld.StreamingDataset(tmp_path / "striped").strategy.name == "none"
+    assert sorted(striped) == list(range(10))
 
 
 def test_blocked_and_disabled_plugins_are_not_loaded(recorder, monkeypatch):
@@ -103,10 +128,12 @@ def test_blocked_and_disabled_plugins_are_not_loaded(recorder, monkeypatch):
     assert hooks.resolve_storage("/data") == "file"  # built-in defaults still apply
 
 
-def test_unknown_storage_scheme_is_a_clear_error(tmp_path):
-    with pytest.raises(KeyError, match="No storage backend named 'nosuch'"):
+def test_unknown_storage_scheme_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(KeyError, match=r"No storage backend serves nosuch:// URLs.*file://"):
         ld.DatasetReader("nosuch://bucket/data")
     assert "file" in registries.storage.names()
+    assert list(tmp_path.iterdir()) == []  # nothing was created, no folder named "nosuch:"
 
 
 def test_hook_plugin_origin_names_its_distribution(recorder):

@@ -119,7 +119,7 @@ def test_checksums_and_format_version_are_recorded(tmp_path):
     ld.write_dataset(range(3), tmp_path, chunk_size=2, compression="zstd")
     index = json.loads((tmp_path / "index.json").read_text())
     assert index["format_version"] == 1
-    assert all(c["checksum"].startswith("crc32:") for c in index["chunks"])
+    assert all(c["checksum"].startswith("xxh3:") for c in index["chunks"])
     assert chunk_files(tmp_path) == ["chunk-0-0.zstd.bin", "chunk-0-1.zstd.bin"]
 
 

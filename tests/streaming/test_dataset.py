@@ -142,5 +142,5 @@ def test_cache_budget_forms(numbers):
 
 
 def test_missing_dataset(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no index.json"):
+    with pytest.raises(FileNotFoundError, match=r"no index\.json"):
         ld.StreamingDataset(tmp_path)

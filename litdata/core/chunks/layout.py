@@ -6,16 +6,12 @@ All integers are little-endian.
 
 from __future__ import annotations
 
-import mmap
-import os
 import struct
 import sys
 from array import array
 from collections.abc import Sequence
 from itertools import accumulate
-from pathlib import Path
 
-from litdata.core.chunks.checksum import checksum_of
 from litdata.core.errors import ChunkCorruptError
 
 __all__ = [
@@ -24,7 +20,6 @@ __all__ = [
     "pack_chunk",
     "read_offsets",
     "validate_header",
-    "write_chunk_file",
 ]
 
 _U32 = struct.Struct("<I")
@@ -57,36 +52,6 @@ def chunk_header(sizes: Sequence[int]) -> bytes:
 def pack_chunk(items: Sequence[bytes | bytearray | memoryview]) -> bytes:
     """Assemble a chunk file's bytes from encoded items."""
     return b"".join((chunk_header([len(item) for item in items]), *items))
-
-
-def write_chunk_file(path: Path, parts: Sequence[bytes | memoryview], size: int) -> str:
-    """Write ``parts`` (``size`` bytes in all) as the file ``path``, atomically.
-
-    The parts are copied straight into the file's pages through a memory map (faster than
-    ``write`` for large chunks, and no concatenated copy is made).
-
-    Returns:
-        The checksum of the file's bytes.
-    """
-    temporary = path.with_name(f".{path.name}.tmp.{os.getpid()}")
-    try:
-        descriptor = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.ftruncate(descriptor, size)
-            with mmap.mmap(descriptor, size) as target:
-                position = 0
-                for part in parts:
-                    end = position + len(part)
-                    target[position:end] = part
-                    position = end
-                checksum = checksum_of(target)
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    return checksum
 
 
 def read_offsets(buffer: bytes | memoryview, item: int) -> tuple[int, int]:

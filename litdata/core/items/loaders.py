@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol
 
-from litdata.core.chunks.file import ChunkFile
 from litdata.core.errors import DatasetFormatError
-from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.index import DatasetIndex
 from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.items.tokens import TokensDecoder, TokensEncoder
 from litdata.core.items.trees import PyTreeDecoder, PyTreeEncoder
+from litdata.core.protocols import ItemDecoder
+from litdata.core.reading import ReadOptions
 
-__all__ = ["ItemDecoder", "ItemEncoder", "ItemLoader", "PyTreeLoader", "TokensLoader", "loader_for"]
+__all__ = ["ItemEncoder", "ItemLoader", "PyTreeLoader", "TokensLoader", "loader_for"]
 
 
 class ItemEncoder(Protocol):
@@ -40,18 +41,6 @@ class ItemEncoder(Protocol):
         ...
 
 
-class ItemDecoder(Protocol):
-    """Reads items out of local chunk files."""
-
-    def items_in_chunk(self, entry: ChunkEntry) -> int:
-        """How many items a chunk yields."""
-        ...
-
-    def read(self, chunk: ChunkFile, position: int) -> Any:
-        """The item at ``position`` of ``chunk``."""
-        ...
-
-
 class ItemLoader(Protocol):
     """An item encoding, as passed to ``optimize(item_loader=...)`` and datasets."""
 
@@ -61,7 +50,7 @@ class ItemLoader(Protocol):
         """An encoder for a writer."""
         ...
 
-    def decoder(self, index: DatasetIndex, serializers: SerializerSet) -> ItemDecoder:
+    def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
         """A decoder for the dataset of ``index``."""
         ...
 
@@ -79,10 +68,9 @@ class PyTreeLoader:
         """A PyTree encoder."""
         return PyTreeEncoder(serializers)
 
-    def decoder(self, index: DatasetIndex, serializers: SerializerSet) -> PyTreeDecoder:
+    def decoder(self, index: DatasetIndex, options: ReadOptions) -> PyTreeDecoder:
         """A PyTree decoder for ``index``."""
-        config = index.config
-        return PyTreeDecoder(config.data_format, config.data_spec, serializers)
+        return PyTreeDecoder(index, options)
 
     def state_dict(self) -> dict[str, Any]:
         """No parameters."""
@@ -112,7 +100,7 @@ class TokensLoader:
         """A token encoder."""
         return TokensEncoder(serializers)
 
-    def decoder(self, index: DatasetIndex, serializers: SerializerSet) -> TokensDecoder:
+    def decoder(self, index: DatasetIndex, options: ReadOptions) -> TokensDecoder:
         """A window decoder for ``index``.
 
         Raises:
@@ -122,7 +110,7 @@ class TokensLoader:
             raise ValueError(
                 "Reading a token dataset needs the window size: TokensLoader(block_size=...)."
             )
-        return TokensDecoder(index, self.block_size)
+        return TokensDecoder(index, self.block_size, options)
 
     def state_dict(self) -> dict[str, Any]:
         """The window size."""

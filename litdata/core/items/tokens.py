@@ -1,8 +1,9 @@
 """The token-stream item encoding (LitData's ``TokensLoader``).
 
-On write, each sample is one 1-D array of tokens, stored raw (no size header); a chunk closes
-by token count. On read, a chunk of ``dim`` tokens holds ``dim // block_size`` items, each
-``block_size`` consecutive tokens (leftover tokens at a chunk's end are dropped).
+On write, each sample is one 1-D array of tokens, stored raw by an element serializer (no
+size header); a chunk closes by token count. On read, a chunk of ``dim`` tokens holds
+``dim // block_size`` items, each ``block_size`` consecutive tokens (leftover tokens at a
+chunk's end are dropped), decoded by the serializer the index names.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import numpy as np
 
 from litdata.core.chunks.file import ChunkFile
 from litdata.core.chunks.layout import header_size
+from litdata.core.encryption import decrypting, reader_encryptor
 from litdata.core.errors import DatasetFormatError, SampleError
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.core.items.dtypes import dtype_of_format
 from litdata.core.items.serializer_set import SerializerSet
+from litdata.core.protocols import ElementSerializer
+from litdata.core.reading import ReadOptions
 
 __all__ = ["TokensDecoder", "TokensEncoder"]
-
-_TOKEN_FORMATS = ("no_header_tensor", "no_header_numpy")
 
 
 def _tokens_leaf(sample: Any) -> Any:
@@ -33,7 +34,7 @@ class TokensEncoder:
     """Encodes 1-D token arrays (numpy arrays or torch tensors) of one dtype.
 
     Args:
-        serializers: Where to find the ``no_header_*`` serializers.
+        serializers: Where to find an element serializer for the arrays.
     """
 
     def __init__(self, serializers: SerializerSet) -> None:
@@ -44,7 +45,7 @@ class TokensEncoder:
 
     @property
     def data_format(self) -> tuple[str, ...]:
-        """One name: ``no_header_tensor:<dtype>`` or ``no_header_numpy:<dtype>``."""
+        """One name: the element serializer's, with the dtype (``no_header_numpy:5``)."""
         return (self._format,) if self._format else ()
 
     @property
@@ -70,10 +71,17 @@ class TokensEncoder:
                 f"{type(leaf).__qualname__} with ndim={ndim}."
             )
         if self._serialize is None:
-            found = self._serializers.infer(leaf)
-            if found is None or found[0] not in _TOKEN_FORMATS:
-                raise SampleError(f"No token serializer accepts a {leaf.dtype} array.")
-            self._serialize = found[1].serialize
+            found = self._serializers.infer(leaf, ability=ElementSerializer)
+            if found is None:
+                raise SampleError(
+                    f"TokensLoader stores tokens without a header, and no installed serializer "
+                    f"writes a {leaf.dtype} array that way."
+                )
+            name, serializer = found
+            self._serialize = serializer.serialize
+            provider = self._serializers.provider(name)
+            if provider:
+                self.providers[name] = provider
         data, name = self._serialize(leaf)
         if self._format is None:
             self._format = name
@@ -89,37 +97,50 @@ class TokensDecoder:
     """Reads fixed windows of ``block_size`` tokens.
 
     Args:
-        index: The dataset's index (one ``no_header_*`` format, ``dim`` on every chunk).
+        index: The dataset's index (one element format, ``dim`` on every chunk).
         block_size: Tokens per item.
+        options: The reader's serializers and key.
     """
 
-    def __init__(self, index: DatasetIndex, block_size: int) -> None:
+    def __init__(self, index: DatasetIndex, block_size: int, options: ReadOptions) -> None:
         formats = index.config.data_format
-        if len(formats) != 1 or not formats[0].startswith(_TOKEN_FORMATS):
+        if len(formats) != 1:
             raise DatasetFormatError(
-                f"TokensLoader reads datasets of 1-D token arrays, but this one stores "
+                f"TokensLoader reads datasets of 1-D token arrays, but {options.where} stores "
                 f"{list(formats)}. Open it without item_loader, or with the one that wrote it."
+            )
+        serializer = options.serializers.for_format(formats[0])
+        if not isinstance(serializer, ElementSerializer):
+            raise DatasetFormatError(
+                f"TokensLoader cuts windows out of headerless token arrays, but {options.where} "
+                f"stores {formats[0]!r}, which is not one. Open it without item_loader."
             )
         if any(chunk.dim is None for chunk in index.chunks):
             raise DatasetFormatError(
-                "TokensLoader needs the token count ('dim') of every chunk, but index.json "
-                "lacks it: the dataset was not written with item_loader=TokensLoader()."
+                f"TokensLoader needs the token count ('dim') of every chunk, but the index of "
+                f"{options.where} lacks it: the dataset was not written with "
+                f"item_loader=TokensLoader()."
             )
-        self._dtype: Any = dtype_of_format(formats[0])
-        self._torch = formats[0].startswith("no_header_tensor")
+        encryptor = reader_encryptor(index.config.encryption, options.encryption, options.where)
+        if encryptor is not None and encryptor.level != "chunk":
+            raise DatasetFormatError(
+                f"{options.where} encrypts each token array on its own, so windows cannot be "
+                f"cut across them; token datasets must be encrypted per chunk."
+            )
+        self._decrypt = decrypting(encryptor, options.where) if encryptor is not None else None
+        self._deserialize = serializer.deserialize
         self.block_size = block_size
-        self._item_bytes = self._dtype.itemsize * block_size
+        self._item_bytes = serializer.element_size() * block_size
 
     def items_in_chunk(self, entry: ChunkEntry) -> int:
         """Whole windows in a chunk: ``dim // block_size``."""
         return (entry.dim or 0) // self.block_size
 
-    def read(self, chunk: ChunkFile, position: int) -> Any:
-        """Window ``position`` of ``chunk``, as a tensor or an array that owns its memory."""
-        start = header_size(chunk.entry.chunk_size) + self._item_bytes * position
-        raw = chunk.view[start : start + self._item_bytes]
-        if self._torch:
-            import torch
+    def open(self, path: str, entry: ChunkEntry) -> ChunkFile:
+        """Map the chunk file (or decrypt an encrypted one into memory)."""
+        return ChunkFile.open(path, entry, self._decrypt)
 
-            return torch.frombuffer(bytearray(raw), dtype=self._dtype)
-        return np.frombuffer(raw, dtype=self._dtype).copy()
+    def read(self, chunk: ChunkFile, position: int) -> Any:
+        """Window ``position`` of ``chunk``, as the serializer decodes it (owning its memory)."""
+        start = header_size(chunk.entry.chunk_size) + self._item_bytes * position
+        return self._deserialize(chunk.view[start : start + self._item_bytes])

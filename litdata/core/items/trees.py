@@ -11,8 +11,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from litdata.core.chunks.file import ChunkFile
-from litdata.core.errors import ChunkCorruptError, DatasetFormatError, SampleError
-from litdata.core.index import ChunkEntry
+from litdata.core.encryption import decrypting, reader_encryptor
+from litdata.core.errors import (
+    ChunkCorruptError,
+    DatasetFormatError,
+    LitdataError,
+    SampleDecodeError,
+    SampleError,
+)
+from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.items.pytree import (
     TreeSpec,
     compile_flattener,
@@ -23,6 +30,7 @@ from litdata.core.items.pytree import (
     spec_to_json,
 )
 from litdata.core.items.serializer_set import SerializerSet, fixed_size_of
+from litdata.core.reading import ReadOptions
 
 __all__ = ["PyTreeDecoder", "PyTreeEncoder"]
 
@@ -172,34 +180,79 @@ class PyTreeDecoder:
     """Decodes the items of a dataset written with the PyTree layout.
 
     Args:
-        data_format: The ``data_format`` names from ``index.json``.
-        data_spec: The ``data_spec`` JSON from ``index.json``.
-        serializers: Where to find the serializers.
+        index: The dataset's index (its ``data_format``, ``data_spec`` and ``encryption``).
+        options: The reader's serializers and key.
     """
 
-    def __init__(
-        self, data_format: Sequence[str], data_spec: str | None, serializers: SerializerSet
-    ) -> None:
-        self._spec = spec_from_json(data_spec)
-        if self._spec.num_leaves != len(data_format):
+    def __init__(self, index: DatasetIndex, options: ReadOptions) -> None:
+        config = index.config
+        self._spec = spec_from_json(config.data_spec)
+        if self._spec.num_leaves != len(config.data_format):
             raise DatasetFormatError(
-                f"index.json is inconsistent: data_spec has {self._spec.num_leaves} leaves but "
-                f"data_format lists {len(data_format)} serializers."
+                f"{options.where}: index.json is inconsistent: data_spec has "
+                f"{self._spec.num_leaves} leaves but data_format lists "
+                f"{len(config.data_format)} serializers."
             )
-        instances = [serializers.for_format(name) for name in data_format]
+        self._formats = config.data_format
+        self._serializers = [options.serializers.for_format(name) for name in self._formats]
+        self._providers = options.serializers
+        encryptor = reader_encryptor(config.encryption, options.encryption, options.where)
+        decrypt = decrypting(encryptor, options.where) if encryptor is not None else None
+        level = encryptor.level if encryptor is not None else None
+        self._chunk_decrypt = decrypt if level == "chunk" else None
+        self._item_decrypt = decrypt if level == "sample" else None
         self.decode: Callable[[memoryview], Any] = _compile_decode(
-            [instance.deserialize for instance in instances], self._spec
+            [serializer.deserialize for serializer in self._serializers], self._spec
         )
-        """Rebuild the sample stored in an item's bytes (raises ``ChunkCorruptError`` when its
-        leaf sizes do not add up to its length)."""
+        """Rebuild the sample stored in an item's plain bytes (raises ``ChunkCorruptError``
+        when its leaf sizes do not add up to its length)."""
 
     def items_in_chunk(self, entry: ChunkEntry) -> int:
         """Items stored in a chunk: its ``chunk_size``."""
         return entry.chunk_size
 
+    def open(self, path: str, entry: ChunkEntry) -> ChunkFile:
+        """Map the chunk file (or decrypt a chunk-level encrypted one into memory)."""
+        return ChunkFile.open(path, entry, self._chunk_decrypt)
+
     def read(self, chunk: ChunkFile, position: int) -> Any:
-        """Decode the item at ``position`` of ``chunk``."""
-        return self.decode(chunk.item(position))
+        """Decode the item at ``position`` of ``chunk``.
+
+        Raises:
+            ChunkCorruptError: The item's bytes are inconsistent; the message names the file
+                and the item.
+            SampleDecodeError: A serializer failed on its leaf; the message names it, its
+                distribution, the file and the item.
+        """
+        try:
+            if self._item_decrypt is None:
+                return self.decode(chunk.item(position))
+            return self.decode(memoryview(self._item_decrypt(chunk.item(position))))
+        except ChunkCorruptError as error:
+            raise ChunkCorruptError(f"Chunk {chunk.path}, item {position}: {error}") from None
+        except Exception as error:
+            raise self._blame(chunk, position, error) from error
+
+    def _blame(self, chunk: ChunkFile, position: int, error: Exception) -> Exception:
+        """Name the serializer whose leaf failed to decode (only ever on the error path)."""
+        if isinstance(error, LitdataError):
+            return error
+        where = f"Chunk {chunk.path}, item {position}"
+        item = chunk.item(position)
+        if self._item_decrypt is not None:
+            item = memoryview(self._item_decrypt(item))
+        start = 4 * len(self._formats)
+        sizes = struct.unpack_from(f"<{len(self._formats)}I", item)
+        for name, size, serializer in zip(self._formats, sizes, self._serializers, strict=True):
+            try:
+                serializer.deserialize(item[start : start + size])
+            except Exception as failure:  # the first leaf that fails is named
+                return SampleDecodeError(
+                    f"{where}: the {name!r} serializer ({self._providers.origin(name)}) failed "
+                    f"to decode its leaf: {type(failure).__name__}: {failure}"
+                )
+            start += size
+        return SampleDecodeError(f"{where}: decoding failed: {type(error).__name__}: {error}")
 
 
 def _corrupt(expected: int, actual: int) -> None:

@@ -109,7 +109,7 @@ def _name_and_version(distribution: metadata.Distribution) -> tuple[str, str]:
 
 
 def _builtin_table() -> list[Declared]:
-    """litdata's own entry points from :mod:`~litdata.core.registry.known` (source checkouts)."""
+    """Litdata's own entry points from :mod:`~litdata.core.registry.known` (source checkouts)."""
     from litdata.__about__ import __version__
 
     return [

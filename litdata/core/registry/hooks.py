@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litdata.core.registry.manager import get_plugin_manager
+
+if TYPE_CHECKING:
+    from litdata.core.index import DatasetIndex
+    from litdata.core.location import Location
 
 __all__ = [
     "chunk_downloaded",
@@ -12,19 +16,35 @@ __all__ = [
     "chunk_written",
     "detect_format",
     "resolve_storage",
+    "shuffle_for",
 ]
+
+
+def _answer(hook: str, value: Any, **arguments: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(
+            f"The {hook} hook answered {value!r} for {arguments}; an implementation returns a "
+            f"name, or None to let the next one decide (see `litdata plugins` for who answers)."
+        )
+    return value
 
 
 def resolve_storage(url: str) -> str:
     """The name of the storage backend serving ``url`` (a URL or a local path)."""
     name = get_plugin_manager().hook.litdata_resolve_storage(url=url)
-    return name if isinstance(name, str) else "file"
+    return _answer("litdata_resolve_storage", name, url=url)
 
 
-def detect_format(path: str) -> str | None:
-    """The name of the dataset format found at the local directory ``path``, if any."""
-    name = get_plugin_manager().hook.litdata_detect_format(path=path)
-    return name if isinstance(name, str) else None
+def detect_format(location: Location, index: DatasetIndex | None = None) -> str | None:
+    """The name of the dataset format found at ``location`` (or of ``index``), if any."""
+    name = get_plugin_manager().hook.litdata_detect_format(location=location, index=index)
+    return None if name is None else _answer("litdata_detect_format", name, url=location.url)
+
+
+def shuffle_for(url: str, shuffle: bool) -> str:
+    """The shuffle spec for reading the dataset at ``url`` with ``shuffle``."""
+    name = get_plugin_manager().hook.litdata_shuffle_for(url=url, shuffle=shuffle)
+    return _answer("litdata_shuffle_for", name, url=url, shuffle=shuffle)
 
 
 def chunk_written(path: str, chunk: dict[str, Any]) -> None:

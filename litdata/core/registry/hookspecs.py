@@ -6,9 +6,13 @@ None is called per sample. Every hook is documented in ``docs/plugins/hooks.md``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+if TYPE_CHECKING:
+    from litdata.core.index import DatasetIndex
+    from litdata.core.location import Location
 
 __all__ = ["hookimpl", "hookspec"]
 
@@ -32,17 +36,37 @@ def litdata_resolve_storage(url: str) -> str | None:
 
 
 @hookspec(firstresult=True)
-def litdata_detect_format(path: str) -> str | None:
-    """Name the dataset format (a key of the ``formats`` registry) of the dataset at ``path``.
+def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str | None:
+    """Name the dataset format (a key of the ``formats`` registry) of the data at ``location``.
 
-    The built-in implementation (``trylast``) answers ``"chunks"`` when ``path`` holds an
-    ``index.json``.
+    The built-in implementation (``trylast``) answers ``"chunks"`` when the location holds an
+    ``index.json``, or when the reader supplies an index (``index_path=``). Format plugins
+    answer for their own layouts (Parquet files, MDS shards) and indexes.
 
     Args:
-        path: A local directory.
+        location: Where the data is: its ``url``, and the ``storage`` backend to look with.
+        index: The index the reader supplies (``index_path=``), if any.
 
     Returns:
         A format name, or ``None`` to let the next implementation decide.
+    """
+
+
+@hookspec(firstresult=True)
+def litdata_shuffle_for(url: str, shuffle: bool) -> str | None:
+    """Choose the shuffle (a ``shuffle`` registry name, with options) for a dataset.
+
+    ``StreamingDataset(shuffle=True)`` and ``shuffle=False`` ask this hook. The built-in
+    implementation (``trylast``) answers ``"full"`` or ``"none"``; the POSIX-fast plugin answers
+    ``"window"`` for shuffled local datasets on network filesystems.
+
+    Args:
+        url: The dataset's location (a URL or a local path).
+        shuffle: Whether the user asked for a shuffled order.
+
+    Returns:
+        A shuffle spec such as ``"window"`` or ``"window:size=8"``, or ``None`` to let the
+        next implementation decide.
     """
 
 

@@ -18,6 +18,7 @@ DISTRIBUTION = "litdata"
 BUILTIN: dict[str, dict[str, str]] = {
     "litdata": {
         "builtin": "litdata.plugins.hooks",
+        "posix": "litdata.plugins.storage.posix",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",

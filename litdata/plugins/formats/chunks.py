@@ -4,16 +4,37 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from litdata.core.index import DatasetIndex, load_index
+from litdata.core.errors import DatasetNotFoundError
+from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.items.loaders import loader_for
+from litdata.core.location import Location
+from litdata.core.protocols import ItemDecoder
+from litdata.core.reading import ReadOptions
 
 __all__ = ["ChunksFormat"]
 
 
 class ChunksFormat:
-    """Datasets written by ``optimize`` (ours or LitData's)."""
+    """Datasets written by ``optimize`` (ours or LitData's), local or remote."""
 
     name: ClassVar[str] = "chunks"
 
-    def read_index(self, root: str) -> DatasetIndex:
-        """Read ``<root>/index.json``."""
-        return load_index(root)
+    def read_index(self, location: Location) -> DatasetIndex:
+        """Read ``<location>/index.json``.
+
+        Raises:
+            DatasetNotFoundError: It does not exist.
+            DatasetFormatError: It is not a valid index.
+        """
+        try:
+            data = location.read(INDEX_FILENAME)
+        except FileNotFoundError:
+            raise DatasetNotFoundError(
+                f"No dataset at {location.url}: {INDEX_FILENAME} does not exist. Did optimize() "
+                f"finish? If per-worker indexes are there, litdata.complete_dataset() merges them."
+            ) from None
+        return index_from_bytes(data, location.join(INDEX_FILENAME))
+
+    def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
+        """The decoder of the item loader the index records (checked against the reader's)."""
+        return loader_for(index, options.item_loader, options.where).decoder(index, options)

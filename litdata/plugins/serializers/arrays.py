@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from litdata.core.items.dtypes import dtype_of_format, numpy_dtype, numpy_dtype_index
+from litdata.plugins.serializers._dtypes import dtype_of_format, numpy_dtype, numpy_dtype_index
 
 __all__ = ["NoHeaderNumpySerializer", "NumpySerializer"]
 
@@ -30,6 +30,7 @@ class NumpySerializer:
     """Arrays with more than one dimension, with their dtype and shape."""
 
     name: ClassVar[str] = "numpy"
+    types: ClassVar[tuple[str, ...]] = ("numpy.ndarray",)
     priority: ClassVar[int] = 125
 
     def can_serialize(self, item: Any) -> bool:
@@ -67,6 +68,7 @@ class NoHeaderNumpySerializer:
     """1-D arrays, data only; the dtype is in the format name (``no_header_numpy:9``)."""
 
     name: ClassVar[str] = "no_header_numpy"
+    types: ClassVar[tuple[str, ...]] = ("numpy.ndarray",)
     priority: ClassVar[int] = 130
 
     def __init__(self) -> None:
@@ -92,6 +94,12 @@ class NoHeaderNumpySerializer:
     def setup(self, data_format: str) -> None:
         """Learn the dtype from ``no_header_numpy:<dtype number>``."""
         self._dtype = dtype_of_format(data_format)
+
+    def element_size(self) -> int:
+        """Bytes per element of the dtype ``setup`` learnt."""
+        if self._dtype is None:
+            raise RuntimeError("setup() must be called with the data_format first")
+        return int(self._dtype.itemsize)
 
     def deserialize(self, data: bytes | memoryview) -> np.ndarray[Any, Any]:
         """A writable 1-D array."""

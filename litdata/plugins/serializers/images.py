@@ -91,6 +91,7 @@ class PILSerializer:
     """PIL images other than JPEG files, as raw pixels: ``[u32 w][u32 h][u32 len(mode)] mode``."""
 
     name: ClassVar[str] = "pil"
+    types: ClassVar[tuple[str, ...]] = ("PIL.Image.Image", "litdata.types.Pil")
     priority: ClassVar[int] = 150
 
     def can_serialize(self, item: Any) -> bool:
@@ -124,6 +125,7 @@ class JPEGSerializer:
     """PIL JPEG files, stored as their original bytes; streamed back as a ``(3, H, W)`` tensor."""
 
     name: ClassVar[str] = "jpeg"
+    types: ClassVar[tuple[str, ...]] = ("PIL.JpegImagePlugin.JpegImageFile", "litdata.types.Jpeg")
     priority: ClassVar[int] = 160
 
     def can_serialize(self, item: Any) -> bool:
@@ -163,6 +165,7 @@ class PNGSerializer:
     """PIL PNG files, stored losslessly as PNG bytes; streamed back as PIL images."""
 
     name: ClassVar[str] = "png"
+    types: ClassVar[tuple[str, ...]] = ("PIL.PngImagePlugin.PngImageFile",)
     priority: ClassVar[int] = 155
 
     def can_serialize(self, item: Any) -> bool:
@@ -198,6 +201,7 @@ class JPEGArraySerializer:
     """
 
     name: ClassVar[str] = "jpeg_array"
+    types: ClassVar[tuple[str, ...]] = ()
     priority: ClassVar[int] = 1
 
     def can_serialize(self, item: Any) -> bool:

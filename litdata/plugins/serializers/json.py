@@ -170,6 +170,7 @@ class JsonSerializer:
     """Lists as one leaf (read-side for LitData 0.2.7x datasets; never probed on write)."""
 
     name: ClassVar[str] = "json"
+    types: ClassVar[tuple[str, ...]] = ()
     priority: ClassVar[int] = 1
 
     def can_serialize(self, item: Any) -> bool:

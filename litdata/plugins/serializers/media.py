@@ -54,6 +54,7 @@ class ImageSerializer:
     """``Image`` wrappers and paths to image files; streamed back as ``(3, H, W)`` tensors."""
 
     name: ClassVar[str] = "image"
+    types: ClassVar[tuple[str, ...]] = ("litdata.types.Image", "builtins.str")
     priority: ClassVar[int] = 220
 
     def can_serialize(self, item: Any) -> bool:
@@ -85,6 +86,7 @@ class FileSerializer:
     """``File`` wrappers, stored as the file's bytes; streamed back as ``bytes``."""
 
     name: ClassVar[str] = "file"
+    types: ClassVar[tuple[str, ...]] = ("litdata.types.File",)
     priority: ClassVar[int] = 215
 
     def can_serialize(self, item: Any) -> bool:
@@ -110,6 +112,7 @@ class TextSerializer:
     """``Text`` wrappers, stored as UTF-8; streamed back as ``str``."""
 
     name: ClassVar[str] = "text"
+    types: ClassVar[tuple[str, ...]] = ("litdata.types.Text",)
     priority: ClassVar[int] = 212
 
     def can_serialize(self, item: Any) -> bool:

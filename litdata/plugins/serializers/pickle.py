@@ -87,6 +87,7 @@ class PickleSerializer:
     """
 
     name: ClassVar[str] = "pickle"
+    types: ClassVar[tuple[str, ...]] = ("builtins.object",)
     priority: ClassVar[int] = 0
 
     def __init__(self, allow_pickle: bool | None = None) -> None:

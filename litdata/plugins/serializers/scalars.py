@@ -22,6 +22,7 @@ class BoolSerializer(_Plain):
     """``bool`` as one byte (checked before ``int``, since ``bool`` is an ``int``)."""
 
     name: ClassVar[str] = "bool"
+    types: ClassVar[tuple[str, ...]] = ("builtins.bool",)
     priority: ClassVar[int] = 200
     fixed_size: ClassVar[int] = 1
 
@@ -44,6 +45,7 @@ class IntSerializer(_Plain):
     """``int`` as a little-endian int64."""
 
     name: ClassVar[str] = "int"
+    types: ClassVar[tuple[str, ...]] = ("builtins.int",)
     priority: ClassVar[int] = 190
     fixed_size: ClassVar[int] = 8
 
@@ -69,6 +71,7 @@ class FloatSerializer(_Plain):
     """``float`` as a little-endian float64."""
 
     name: ClassVar[str] = "float"
+    types: ClassVar[tuple[str, ...]] = ("builtins.float",)
     priority: ClassVar[int] = 180
     fixed_size: ClassVar[int] = 8
 
@@ -91,6 +94,7 @@ class StrSerializer(_Plain):
     """``str`` as UTF-8."""
 
     name: ClassVar[str] = "str"
+    types: ClassVar[tuple[str, ...]] = ("builtins.str",)
     priority: ClassVar[int] = 210
 
     def can_serialize(self, item: Any) -> bool:
@@ -112,6 +116,7 @@ class BytesSerializer(_Plain):
     """``bytes`` as they are."""
 
     name: ClassVar[str] = "bytes"
+    types: ClassVar[tuple[str, ...]] = ("builtins.bytes",)
     priority: ClassVar[int] = 140
 
     def can_serialize(self, item: Any) -> bool:

@@ -10,7 +10,7 @@ import struct
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from litdata.core.items.dtypes import dtype_of_format, torch_dtype, torch_dtype_index
+from litdata.plugins.serializers._dtypes import dtype_of_format, torch_dtype, torch_dtype_index
 from litdata.types import Tensor
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ class TensorSerializer:
     """Tensors that are not 1-D (including 0-d), with their dtype and shape."""
 
     name: ClassVar[str] = "tensor"
+    types: ClassVar[tuple[str, ...]] = ("torch.Tensor", "litdata.types.Tensor")
     priority: ClassVar[int] = 115
 
     def can_serialize(self, item: Any) -> bool:
@@ -119,6 +120,7 @@ class NoHeaderTensorSerializer:
     """1-D tensors, data only; the dtype is in the format name (``no_header_tensor:18``)."""
 
     name: ClassVar[str] = "no_header_tensor"
+    types: ClassVar[tuple[str, ...]] = ("torch.Tensor", "litdata.types.Tensor")
     priority: ClassVar[int] = 120
 
     def __init__(self) -> None:
@@ -142,6 +144,12 @@ class NoHeaderTensorSerializer:
     def setup(self, data_format: str) -> None:
         """Learn the dtype from ``no_header_tensor:<dtype number>``."""
         self._dtype = dtype_of_format(data_format)
+
+    def element_size(self) -> int:
+        """Bytes per element of the dtype ``setup`` learnt."""
+        if self._dtype is None:
+            raise RuntimeError("setup() must be called with the data_format first")
+        return int(self._dtype.itemsize)
 
     def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
         """A 1-D tensor that owns its memory."""

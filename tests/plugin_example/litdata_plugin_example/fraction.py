@@ -10,7 +10,7 @@ class FractionSerializer:
     """Stores exact fractions (which litdata would otherwise pickle)."""
 
     name: ClassVar[str] = "fraction"
-    priority: ClassVar[int] = 60
+    types: ClassVar[tuple[str, ...]] = ("fractions.Fraction",)
 
     def can_serialize(self, item: Any) -> bool:
         """Claims ``Fraction`` values."""

@@ -1,0 +1,261 @@
+"""``ChunkCache``: makes each chunk of a dataset available as a local, checked, plain file.
+
+- A local, uncompressed chunk is read where it lies (never copied, never modified); its bytes
+  are checked against the index's checksum the first time this process uses it.
+- A remote or compressed chunk is fetched (downloaded, or read in place), checked, decompressed
+  and published into the cache atomically, by one process at a time: the others wait for it.
+- A reader *holds* each chunk it uses (a shared lock); when a download would take the cache
+  past ``max_cache_size``, chunks nobody holds are evicted, least recently used first.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from litdata.core.cache.directory import cache_home, version_dir
+from litdata.core.cache.locks import ChunkLock
+from litdata.core.chunks.codecs import create_compressor, decompressed_filename
+from litdata.core.chunks.stored import plain_chunk
+from litdata.core.errors import ChunkCorruptError
+from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.location import Location
+from litdata.core.protocols import Compressor
+from litdata.core.publish import publishing
+from litdata.core.registry import hooks
+
+__all__ = ["ChunkCache"]
+
+logger = logging.getLogger(__name__)
+
+#: How long a process waits for another one to fetch a chunk before fetching it itself.
+WAIT_SECONDS = 120.0
+
+
+def _missing(where: str) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"Chunk {where} listed in index.json is missing. The dataset is incomplete or was "
+        f"changed under the reader; re-create or re-copy it."
+    )
+
+
+class ChunkCache:
+    """Local plain files for the chunks of one dataset.
+
+    Args:
+        location: Where the dataset lives.
+        index: Its index.
+        cache_dir: The cache root (``LITDATA_CACHE_DIR`` or ``~/.lightning/chunks`` if unset).
+        max_cache_size: The budget in bytes for this dataset's cached chunks; ``None`` for no
+            limit. Chunks held by a reader are never evicted, so the cache may exceed it by
+            the chunks in use and in flight.
+        verify: Check in-place chunks against their checksums (fetched chunks always are).
+    """
+
+    def __init__(
+        self,
+        location: Location,
+        index: DatasetIndex,
+        *,
+        cache_dir: str | None = None,
+        max_cache_size: int | None = None,
+        verify: bool = True,
+    ) -> None:
+        self.location = location
+        self.index = index
+        self.cache_dir = cache_dir
+        self.max_cache_size = max_cache_size
+        self.verify = verify
+        self._compression = index.config.compression
+        self._local = location.local_path
+        self._directory: Path | None = None
+        self._compressor: Compressor | None = None
+        self._checked: set[int] = set()
+        self._holds: dict[int, ChunkLock] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(_compressor=None, _checked=set(), _holds={}, _directory=None)
+        return state
+
+    @property
+    def in_place(self) -> bool:
+        """Whether chunks are read where they lie (local and not compressed)."""
+        return self._local is not None and not self._compression
+
+    @property
+    def directory(self) -> Path:
+        """This dataset version's cache folder (created on first use)."""
+        if self._directory is None:
+            self._directory = version_dir(cache_home(self.location.url, self.cache_dir), self.index)
+        return self._directory
+
+    def _plain_name(self, entry: ChunkEntry) -> str:
+        if self._compression:
+            return decompressed_filename(entry.filename, self._compression)
+        return entry.filename
+
+    # -- using a chunk ---------------------------------------------------------------------
+    def hold(self, chunk_index: int) -> str:
+        """The local plain file of chunk ``chunk_index``, fetched if needed, and held.
+
+        No process evicts a held chunk until :meth:`release`.
+
+        Raises:
+            FileNotFoundError: The chunk is missing from the dataset.
+            ChunkCorruptError: Its bytes fail their checksum, or do not decompress to what the
+                index says.
+            TimeoutError: Another process was fetching it and did not finish in time.
+        """
+        entry = self.index.chunks[chunk_index]
+        if self.in_place:
+            path = os.path.join(self._local or "", entry.filename)
+            if self.verify and chunk_index not in self._checked:
+                self._check_in_place(path, entry)
+                self._checked.add(chunk_index)
+            return path
+        held = self._holds.get(chunk_index)
+        target = self.directory / self._plain_name(entry)
+        if held is not None:
+            return str(target)
+        lock = ChunkLock(self.directory, target.name)
+        while True:
+            lock.acquire("shared")
+            if target.exists():
+                break
+            lock.release()
+            if not lock.acquire("exclusive", WAIT_SECONDS):
+                raise TimeoutError(
+                    f"Waited {WAIT_SECONDS:.0f} s for another process to fetch chunk "
+                    f"{entry.filename} of {self.location.url} into {target}; it is stuck."
+                )
+            if not target.exists():
+                self._fetch(entry, target)
+            lock.release()  # then hold it shared, like any reader
+        os.utime(target)  # most recently used
+        self._holds[chunk_index] = lock
+        return str(target)
+
+    def release(self, chunk_index: int) -> None:
+        """Stop holding chunk ``chunk_index``: it may be evicted again."""
+        lock = self._holds.pop(chunk_index, None)
+        if lock is not None:
+            lock.release()
+
+    def release_all(self) -> None:
+        """Stop holding every chunk."""
+        for chunk_index in list(self._holds):
+            self.release(chunk_index)
+
+    def _check_in_place(self, path: str, entry: ChunkEntry) -> None:
+        import mmap
+
+        from litdata.core.chunks.checksum import verify_checksum
+
+        try:
+            with open(path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size != entry.chunk_bytes:
+                    raise ChunkCorruptError(
+                        f"Chunk {path} is truncated or padded: it has {size:,} bytes, but "
+                        f"index.json records {entry.chunk_bytes:,}. Its samples are not "
+                        f"returned. Re-copy or re-create the dataset."
+                    )
+                if entry.checksum is None:
+                    return
+                if not size:
+                    verify_checksum(b"", entry, path)
+                    return
+                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                    verify_checksum(data, entry, path)
+        except FileNotFoundError:
+            raise _missing(path) from None
+
+    # -- fetching --------------------------------------------------------------------------
+    def stored(self, entry: ChunkEntry, scratch: Path) -> tuple[bytes, str]:
+        """A chunk's bytes as stored, and where they came from (its path or URL).
+
+        Args:
+            entry: The chunk's index entry.
+            scratch: A local file to download a remote chunk into.
+
+        Raises:
+            FileNotFoundError: The chunk is missing.
+        """
+        if self._local is not None:
+            source = os.path.join(self._local, entry.filename)
+            try:
+                return Path(source).read_bytes(), source
+            except FileNotFoundError:
+                raise _missing(source) from None
+        url = self.location.join(entry.filename)
+        try:
+            self.location.storage.download(url, str(scratch))
+        except FileNotFoundError:
+            raise _missing(url) from None
+        return scratch.read_bytes(), url
+
+    def _fetch(self, entry: ChunkEntry, target: Path) -> None:
+        """Fetch, check and decompress one chunk, and publish it as ``target``.
+
+        A download that fails its check is fetched once more (a transfer may have been cut or
+        garbled); a second failure, or a bad local file, is an error.
+        """
+        start = time.perf_counter()
+        self._make_room(entry.chunk_bytes)
+        attempts = 1 if self._local is not None else 2
+        with publishing(target, entry.chunk_bytes) as temporary:
+            for attempt in range(1, attempts + 1):
+                data, source = self.stored(entry, temporary)
+                try:
+                    plain = plain_chunk(
+                        data,
+                        entry,
+                        compressor=self._codec(),
+                        level=self.index.config.extra.get("compression_level"),
+                        where=source,
+                    )
+                    break
+                except ChunkCorruptError:
+                    if attempt == attempts:
+                        raise
+                    logger.warning("chunk %s failed its check; downloading it again", source)
+            if plain is not data or self._local is not None:
+                temporary.write_bytes(plain)
+        hooks.chunk_downloaded(source, str(target), len(data), time.perf_counter() - start)
+        logger.debug("fetched %s into %s", source, target)
+
+    def _make_room(self, needed: int) -> None:
+        """Evict chunks nobody holds, least recently used first, until ``needed`` bytes fit."""
+        if self.max_cache_size is None:
+            return
+        cached = []
+        for item in os.scandir(self.directory):
+            if item.name.startswith(".") or not item.is_file():
+                continue
+            stat = item.stat()
+            cached.append((stat.st_mtime, stat.st_size, item.name))
+        total = sum(size for _, size, _ in cached)
+        for _, size, name in sorted(cached):
+            if total + needed <= self.max_cache_size:
+                return
+            lock = ChunkLock(self.directory, name)
+            if not lock.acquire("exclusive", timeout=0):
+                continue  # a reader holds it
+            try:
+                path = self.directory / name
+                path.unlink(missing_ok=True)
+            finally:
+                lock.release()
+            total -= size
+            hooks.chunk_evicted(str(path), size)
+            logger.debug("evicted %s (%d bytes) to stay within the cache budget", path, size)
+
+    def _codec(self) -> Compressor | None:
+        if self._compression and self._compressor is None:
+            providers = self.index.plugins.get("compression", {})
+            self._compressor = create_compressor(self._compression, providers)
+        return self._compressor
