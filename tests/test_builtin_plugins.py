@@ -58,9 +58,10 @@ def test_the_builtin_table_is_the_pyproject():
 
 
 SOURCE_CHECKOUT = """
+from importlib import metadata
 import litdata as ld
 from litdata.core.registry import registries
-assert "litdata" not in {d.metadata["Name"] for d in __import__("importlib").metadata.distributions()}
+assert "litdata" not in {d.metadata["Name"] for d in metadata.distributions()}
 ld.write_dataset([1, 2], "ds", chunk_size=1)
 assert [ld.DatasetReader("ds")[i] for i in range(2)] == [1, 2]
 assert registries.serializers.info("int").builtin
