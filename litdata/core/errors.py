@@ -15,12 +15,14 @@ __all__ = [
     "DuplicatePluginError",
     "LitdataError",
     "LitdataWarning",
+    "OutputLockedError",
     "PluginError",
     "PluginLoadError",
     "PluginValidationError",
     "ProcessingError",
     "SampleDecodeError",
     "SampleError",
+    "StorageError",
     "UnknownPluginError",
     "UnsafeDataError",
 ]
@@ -86,8 +88,16 @@ class UnsafeDataError(LitdataError, ValueError):
     """Decoding would run code from the dataset (a pickle that imports), and it was not allowed."""
 
 
+class OutputLockedError(LitdataError, RuntimeError):
+    """Another writer holds the output's lock; the message names it."""
+
+
 class ProcessingError(LitdataError, RuntimeError):
     """A worker of ``optimize``/``map`` failed; the message holds the input and its traceback."""
+
+
+class StorageError(LitdataError, OSError):
+    """A storage backend kept failing (after retries); the message names the URL."""
 
 
 class SampleDecodeError(LitdataError, ValueError):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,19 +22,15 @@ __all__ = [
     "ChunkEntry",
     "DatasetConfig",
     "DatasetIndex",
+    "index_bytes",
     "index_from_bytes",
     "load_index",
-    "merge_rank_indexes",
     "parse_index",
-    "publish_index",
-    "rank_index_filename",
-    "rank_index_files",
     "write_index",
 ]
 
 INDEX_FILENAME = "index.json"
 FORMAT_VERSION = 1
-_RANK_INDEX = re.compile(r"^(\d+)[.-]index\.json$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,96 +314,9 @@ def load_index(path: str | os.PathLike[str]) -> DatasetIndex:
 
 def write_index(path: str | os.PathLike[str], index: DatasetIndex) -> None:
     """Publish ``index`` as JSON at ``path``, atomically, with sorted keys as LitData writes."""
-    publish_bytes(path, json.dumps(index.to_json(), sort_keys=True).encode(), durable=True)
+    publish_bytes(path, index_bytes(index), durable=True)
 
 
-def rank_index_filename(rank: int) -> str:
-    """The per-writer index file name, ``<rank>.index.json``."""
-    return f"{rank}.index.json"
-
-
-def rank_index_files(
-    directory: str | os.PathLike[str], names: Iterable[str] | None = None
-) -> list[Path]:
-    """The per-writer and per-node indexes in ``directory``, in natural rank order.
-
-    Per-writer indexes are named ``<rank>.index.json``, per-node ones ``<node>-index.json``.
-
-    Args:
-        directory: The dataset directory.
-        names: The file names in it, when already listed; listed here when ``None``.
-    """
-    directory = Path(directory)
-    found = []
-    for name in os.listdir(directory) if names is None else names:
-        match = _RANK_INDEX.match(name)
-        if match:
-            found.append((int(match.group(1)), name))
-    return [directory / name for _, name in sorted(found)]
-
-
-def publish_index(
-    directory: str | os.PathLike[str],
-    config: DatasetConfig,
-    chunks: Iterable[ChunkEntry],
-    plugin_sets: Iterable[Mapping[str, Mapping[str, str]]],
-) -> DatasetIndex:
-    """Write a new ``index.json`` in ``directory`` listing ``chunks``, stamped with the time.
-
-    Args:
-        directory: The dataset directory.
-        config: The dataset's config.
-        chunks: Its chunks, in global item order.
-        plugin_sets: The ``plugins`` of each index the chunks come from, merged into one.
-
-    Returns:
-        The index written.
-    """
-    plugins: dict[str, dict[str, str]] = {}
-    for extra in plugin_sets:
-        for kind, names in extra.items():
-            plugins.setdefault(kind, {}).update(names)
-    index = DatasetIndex(config, tuple(chunks), str(time.time()), FORMAT_VERSION, plugins)
-    write_index(Path(directory) / INDEX_FILENAME, index)
-    return index
-
-
-def merge_rank_indexes(
-    directory: str | os.PathLike[str], existing: DatasetIndex | None = None
-) -> DatasetIndex:
-    """Merge the per-writer indexes in ``directory`` into ``index.json`` and delete them.
-
-    Chunks are concatenated in rank order after those of ``existing`` (append mode). The
-    ``index.json`` appears atomically; the shards are removed only after it exists.
-
-    Raises:
-        DatasetFormatError: Two writers (or the existing dataset) used different configs.
-        DatasetNotFoundError: There is nothing to merge.
-    """
-    directory = Path(directory)
-    shards = rank_index_files(directory)
-    if not shards and existing is None:
-        raise DatasetNotFoundError(
-            f"No per-writer index files (<rank>.index.json) in {directory}: nothing to merge."
-        )
-    parts = [] if existing is None else [existing]
-    for shard in shards:
-        part = load_index(shard)
-        different = part.config.differences(parts[0].config) if parts else []
-        if different:
-            raise DatasetFormatError(
-                f"{shard.name} was written with a config that differs from the rest of the "
-                f"dataset in {directory} in {', '.join(different)}:\n  {part.config.core()}\nvs\n"
-                f"  {parts[0].config.core()}\nAll writers of one dataset must use the same "
-                f"chunk size, compression and sample structure."
-            )
-        parts.append(part)
-    merged = publish_index(
-        directory,
-        parts[0].config,
-        (chunk for part in parts for chunk in part.chunks),
-        (part.plugins for part in parts),
-    )
-    for shard in shards:
-        shard.unlink(missing_ok=True)
-    return merged
+def index_bytes(index: DatasetIndex) -> bytes:
+    """``index`` as ``index.json`` stores it: JSON with sorted keys, as LitData writes it."""
+    return json.dumps(index.to_json(), sort_keys=True).encode()

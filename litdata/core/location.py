@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import UnknownPluginError
-from litdata.core.protocols import InPlaceStorage, StorageBackend
 from litdata.core.publish import publish_bytes
 from litdata.core.registry import hooks, registries
+from litdata.core.storage import Storage
 
 __all__ = ["Location", "is_url", "resolve", "scheme_of"]
 
@@ -44,19 +44,17 @@ class Location:
     Attributes:
         url: The location: a URL without a trailing slash, or an absolute local path.
         backend: The name of the storage backend serving it.
-        storage: That backend, configured with the caller's options.
+        storage: That backend, configured with the caller's options (checked and retried).
     """
 
     url: str
     backend: str
-    storage: StorageBackend = field(repr=False, compare=False)
+    storage: Storage = field(repr=False, compare=False)
 
     @property
     def local_path(self) -> str | None:
         """The local directory behind the location when its files can be read in place."""
-        if isinstance(self.storage, InPlaceStorage):
-            return self.storage.local_path(self.url)
-        return None
+        return self.storage.local_path(self.url) if self.storage.in_place else None
 
     def join(self, name: str) -> str:
         """The URL (or path) of ``name`` inside this location."""
@@ -87,6 +85,7 @@ class Location:
         """Publish ``data`` as the object ``name`` inside this location (atomically)."""
         local = self.local_path
         if local is not None:
+            os.makedirs(local, exist_ok=True)
             publish_bytes(os.path.join(local, name), data, durable=True)
             return
         with tempfile.TemporaryDirectory(prefix="litdata-") as scratch:
@@ -134,12 +133,12 @@ def resolve(
     if session_options:
         options["session_options"] = dict(session_options)
     try:
-        storage = registries.storage.create(backend, **options)
+        plugin = registries.storage.create(backend, **options)
     except TypeError as error:
         raise TypeError(
             f"The {backend!r} storage backend does not take {sorted(options)} (for {url}): {error}"
         ) from error
-    return Location(url, backend, storage)
+    return Location(url, backend, Storage(plugin, backend))
 
 
 def _no_backend(url: str, backend: str) -> UnknownPluginError:

@@ -6,9 +6,10 @@ import os
 from dataclasses import dataclass
 
 from litdata.core.errors import DatasetNotFoundError
-from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes, rank_index_files
+from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
 from litdata.core.location import Location, is_url, resolve
 from litdata.core.protocols import FormatAdapter
+from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry import hooks, registries
 
 __all__ = ["Dataset", "open_dataset"]
@@ -35,7 +36,7 @@ def _missing(location: Location) -> DatasetNotFoundError:
         what = "is a file, not a dataset directory" if os.path.exists(local) else "does not exist"
         return DatasetNotFoundError(f"No dataset at {location.url}: the path {what}.")
     names = location.storage.list(location.url)
-    if local is not None and rank_index_files(local, names):
+    if rank_index_names(names):
         hint = (
             " Per-writer indexes are there: the merge did not run. litdata.complete_dataset("
             f"{location.url!r}) finishes it."

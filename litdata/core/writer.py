@@ -19,14 +19,13 @@ from litdata.core.index import (
     ChunkEntry,
     DatasetConfig,
     DatasetIndex,
-    merge_rank_indexes,
-    rank_index_filename,
     write_index,
 )
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.publish import publish_bytes, publish_parts
+from litdata.core.rank_indexes import merge_rank_indexes, rank_index_filename
 from litdata.core.registry import hooks, registries
 from litdata.core.units import parse_size
 
@@ -268,6 +267,7 @@ def write_dataset(
     compression: str | None = None,
     serializers: Mapping[str, Serializer] | None = None,
     item_loader: ItemLoader | None = None,
+    encryption: Encryptor | None = None,
 ) -> Path:
     """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
 
@@ -279,6 +279,7 @@ def write_dataset(
         compression: A compressor spec, e.g. ``"zstd"``.
         serializers: Extra serializers by name, probed before the installed ones.
         item_loader: The item encoding (``TokensLoader()`` for token streams).
+        encryption: Encrypt each sample or chunk with this key (see its ``level``).
 
     Returns:
         The dataset directory, which holds ``index.json`` once this returns.
@@ -300,6 +301,7 @@ def write_dataset(
         compression=compression,
         serializers=serializers,
         item_loader=item_loader,
+        encryption=encryption,
     )
     try:
         for sample in samples:

@@ -3,16 +3,17 @@
 ``<output>/.checkpoints/config.json`` fingerprints the split of the inputs; each worker keeps
 ``checkpoint-<rank>.json`` up to date after every chunk it writes: the chunks so far and how many
 of its inputs they cover. A resumed run skips those inputs and continues the chunk numbering,
-so no sample is lost or written twice. The folder is removed when the run succeeds.
+so no sample is lost or written twice. The folder is removed when the run succeeds. Remote
+outputs keep their checkpoints next to their chunks, so a run resumes from any machine.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from litdata.core.index import (
@@ -21,7 +22,7 @@ from litdata.core.index import (
     DatasetIndex,
     parse_index,
 )
-from litdata.core.publish import publish_bytes
+from litdata.core.location import Location
 from litdata.core.work import Item, Slices
 
 __all__ = ["CHECKPOINT_DIR", "Checkpoint", "Checkpoints", "WorkerState"]
@@ -51,12 +52,13 @@ class Checkpoint:
     """Saves one worker's progress (used inside the worker).
 
     Args:
-        directory: The ``.checkpoints`` folder.
+        directory: The output's ``.checkpoints`` location.
         rank: The worker's rank.
     """
 
-    def __init__(self, directory: Path, rank: int) -> None:
-        self.path = directory / f"checkpoint-{rank}.json"
+    def __init__(self, directory: Location, rank: int) -> None:
+        self.directory = directory
+        self.name = f"checkpoint-{rank}.json"
 
     def save(self, inputs_done: int, chunks: Sequence[ChunkEntry], config: DatasetConfig) -> None:
         """Record that ``inputs_done`` inputs are fully contained in ``chunks``.
@@ -66,18 +68,30 @@ class Checkpoint:
         """
         state = DatasetIndex(config, tuple(chunks)).to_json()
         state["inputs_done"] = inputs_done
-        publish_bytes(self.path, json.dumps(state).encode())
+        self.directory.write(self.name, json.dumps(state).encode())
 
 
 class Checkpoints:
-    """The checkpoints of one output directory (used by the driver).
+    """The checkpoints of one output (used by the driver).
 
     Args:
-        output_dir: The dataset directory.
+        output: The dataset's location.
     """
 
-    def __init__(self, output_dir: Path) -> None:
-        self.directory = output_dir / CHECKPOINT_DIR
+    def __init__(self, output: Location) -> None:
+        self.directory = output.at(output.join(CHECKPOINT_DIR))
+
+    def exist(self) -> bool:
+        """Whether a run left checkpoints here."""
+        return self.directory.storage.exists(self.directory.join("config.json"))
+
+    def remove(self) -> None:
+        """Delete every checkpoint file."""
+        for name in self.directory.storage.list(self.directory.url):
+            self.directory.storage.delete(self.directory.join(name))
+        local = self.directory.local_path
+        if local is not None and os.path.isdir(local):
+            os.rmdir(local)
 
     def load(self, slices: Sequence[Sequence[Item]]) -> dict[int, WorkerState]:
         """The saved state of each worker, after checking it matches this run's split.
@@ -87,13 +101,11 @@ class Checkpoints:
         Raises:
             ValueError: The checkpoints were made for other inputs or another worker count.
         """
-        config_path = self.directory / "config.json"
         expected = {"num_workers": len(slices), "fingerprint": _fingerprint(slices)}
-        if not config_path.exists():
-            self.directory.mkdir(parents=True, exist_ok=True)
-            publish_bytes(config_path, json.dumps(expected).encode())
+        if not self.exist():
+            self.directory.write("config.json", json.dumps(expected).encode())
             return {}
-        saved = json.loads(config_path.read_text())
+        saved = json.loads(self.directory.read("config.json"))
         if saved != expected:
             raise ValueError(
                 f"The checkpoints in {self.directory} were made for other inputs or another "
@@ -101,11 +113,13 @@ class Checkpoints:
                 f"they cannot be resumed. Run with the same inputs and num_workers, or start "
                 f"over with mode='overwrite'."
             )
+        names = set(self.directory.storage.list(self.directory.url))
         states = {}
         for rank in range(len(slices)):
-            path = self.directory / f"checkpoint-{rank}.json"
-            if path.exists():
-                states[rank] = _state(json.loads(path.read_text()), str(path))
+            name = f"checkpoint-{rank}.json"
+            if name in names:
+                raw = json.loads(self.directory.read(name))
+                states[rank] = _state(raw, self.directory.join(name))
         return states
 
     def resume(self, slices: Slices) -> tuple[Slices, dict[int, WorkerState]]:

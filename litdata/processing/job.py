@@ -17,7 +17,10 @@ from typing import Any
 
 from litdata.core.index import DatasetConfig
 from litdata.core.items.loaders import ItemLoader
+from litdata.core.location import Location
 from litdata.core.protocols import Serializer
+from litdata.core.rank_indexes import rank_index_filename
+from litdata.core.upload import Uploader
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
 from litdata.core.writer import ChunkWriter
 from litdata.processing.checkpoint import Checkpoint, WorkerState
@@ -82,13 +85,15 @@ class OptimizeJob:
 
     Attributes:
         fn: The user's function.
-        write_dir: Where chunks go.
-        writer_options: ``chunk_size``, ``chunk_bytes``, ``compression``.
+        write_dir: Where chunks are written (locally).
+        writer_options: ``chunk_size``, ``chunk_bytes``, ``compression``, ``encryption``.
         item_loader: The item encoding.
         serializers: Extra serializers.
         expected: The config of the dataset being appended to.
         chunk_starts: The first chunk number of each rank (append).
-        checkpoints: The ``.checkpoints`` folder (``use_checkpoint``), else ``None``.
+        upload_to: A remote output: each chunk is uploaded there once written (in the
+            background, in order), then deleted locally.
+        checkpoints: The output's ``.checkpoints`` location (``use_checkpoint``), else ``None``.
         resume: Each rank's checkpointed state.
     """
 
@@ -99,11 +104,15 @@ class OptimizeJob:
     serializers: Mapping[str, Serializer] | None = None
     expected: DatasetConfig | None = None
     chunk_starts: Mapping[int, int] = field(default_factory=dict)
-    checkpoints: Path | None = None
+    upload_to: Location | None = None
+    checkpoints: Location | None = None
     resume: Mapping[int, WorkerState] = field(default_factory=dict)
 
-    def _writer(self, rank: int, state: WorkerState | None) -> ChunkWriter:
-        return ChunkWriter(
+    def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
+        """Process this worker's inputs; return ``{"samples": ...}``."""
+        state = self.resume.get(rank)
+        uploader = Uploader(self.upload_to) if self.upload_to is not None else None
+        writer = ChunkWriter(
             self.write_dir,
             **self.writer_options,
             serializers=self.serializers,
@@ -112,31 +121,40 @@ class OptimizeJob:
             chunk_index=len(state.chunks) if state else self.chunk_starts.get(rank, 0),
             expected=state.config if state else self.expected,
             previous_chunks=state.chunks if state else (),
+            on_chunk=(lambda path, _: uploader.upload(path)) if uploader else None,
         )
-
-    def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
-        """Process this worker's inputs; return ``{"samples": ...}``."""
-        state = self.resume.get(rank)
-        writer = self._writer(rank, state)
         checkpoint = Checkpoint(self.checkpoints, rank) if self.checkpoints else None
         seen = state.inputs_done if state else 0  # counted within this worker's slice
         generator = inspect.isgeneratorfunction(self.fn)
+
+        def save(done: int) -> None:
+            if checkpoint is None:
+                return
+            chunks, config = list(writer.chunks), writer.config
+            if uploader is None:
+                checkpoint.save(done, chunks, config)
+            else:  # after the chunks it lists are uploaded
+                uploader.submit(lambda: checkpoint.save(done, chunks, config))
 
         def handle(item: Any) -> int:
             nonlocal seen
             chunks_before = len(writer.chunks)
             samples = _write(writer, self.fn(item), generator)
             seen += 1
-            if checkpoint is not None and len(writer.chunks) > chunks_before:
+            if len(writer.chunks) > chunks_before:
                 # The inputs seen are all in written chunks, unless this one's sample is buffered.
-                done = seen if writer.buffered == 0 else seen - 1
-                checkpoint.save(done, writer.chunks, writer.config)
+                save(seen if writer.buffered == 0 else seen - 1)
             return samples
 
         _each(rank, inputs, report, handle)
         writer.close()
-        if checkpoint is not None:
-            checkpoint.save(seen, writer.chunks, writer.config)
+        if uploader is not None:
+            index = self.write_dir / rank_index_filename(rank)
+            if index.exists():
+                uploader.upload(index)
+        save(seen)
+        if uploader is not None:
+            uploader.wait()
         return {"samples": writer.num_samples}
 
 
@@ -160,25 +178,37 @@ class MapJob:
 
     Attributes:
         fn: The user's function; it must return ``None``.
-        output_dir: The directory ``fn`` writes into.
+        output_dir: The local directory ``fn`` writes into.
+        upload_to: A remote output: after each input, the files ``fn`` wrote into this
+            worker's own folder under ``output_dir`` are uploaded there (same relative paths),
+            then deleted locally.
     """
 
     fn: Callable[[Any, str], Any]
     output_dir: Path
+    upload_to: Location | None = None
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return an empty summary."""
-        target = str(self.output_dir)
+        target = self.output_dir if self.upload_to is None else self.output_dir / f"worker-{rank}"
+        target.mkdir(parents=True, exist_ok=True)
+        uploader = Uploader(self.upload_to) if self.upload_to is not None else None
 
         def handle(item: Any) -> int:
-            result = self.fn(item, target)
+            result = self.fn(item, str(target))
             if result is not None:
                 raise TypeError(
                     f"map's fn must write its outputs into the directory it is given and return "
                     f"None; it returned a {type(result).__name__}. To build a dataset from "
                     f"returned samples, use optimize()."
                 )
+            if uploader is not None:
+                for path in sorted(target.rglob("*")):
+                    if path.is_file():
+                        uploader.upload(path, path.relative_to(target).as_posix())
             return 0
 
         _each(rank, inputs, report, handle)
+        if uploader is not None:
+            uploader.wait()
         return {}

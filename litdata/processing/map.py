@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from litdata.core.location import resolve
 from litdata.core.protocols import Executor
 from litdata.processing.job import MapJob
+from litdata.processing.lock import LOCK_FILENAME, OutputLock
 from litdata.processing.run import (
     check_fn,
     check_workers,
@@ -36,16 +41,18 @@ def map(  # LitData's public name
     start_method: str | None = None,
     verbose: bool = True,
     executor: str | Executor = "local",
+    storage_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Call ``fn(input, output_dir)`` on every input, in parallel workers.
 
-    ``fn`` writes whatever files it makes into ``output_dir`` (use names unique to each input)
-    and returns ``None``.
+    ``fn`` writes whatever files it makes into the local directory it is given (use names
+    unique to each input) and returns ``None``. For a remote ``output_dir``, each worker's
+    files are uploaded there (same relative paths) after every input.
 
     Args:
         fn: The function; it must be importable (module level) when workers are spawned.
         inputs: The inputs (any sequence).
-        output_dir: A local directory (created if missing) given to ``fn``.
+        output_dir: A local directory (created if missing) or a URL.
         num_workers: Worker processes; defaults to the CPUs available to this process.
         fast_dev_run: Process only the first 10 inputs (or this many).
         batch_size: Give ``fn`` lists of this many inputs.
@@ -54,27 +61,43 @@ def map(  # LitData's public name
         start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` for local workers.
         verbose: Show a progress bar.
         executor: ``"local"`` or another executor plugin.
+        storage_options: Options for the output's storage backend (credentials, endpoint).
 
     Raises:
         ValueError: Bad arguments, or ``output_dir`` is not empty with ``error_when_not_empty``.
         ProcessingError: ``fn`` failed or returned a value; the message names the input.
+        OutputLockedError: Another writer is writing there.
     """
     check_fn(fn)
     items = prepare_inputs(inputs, batch_size, fast_dev_run)
-    directory = make_output_dir(output_dir)
-    if error_when_not_empty and any(directory.iterdir()):
-        raise ValueError(f"output_dir {directory} is not empty (error_when_not_empty=True).")
     workers = check_workers(num_workers, len(items))
     runner = resolve_executor(executor, start_method)
     source = deal(items, workers, keep_data_ordered)
+    location = resolve(output_dir, storage_options=storage_options)
+    local = location.local_path
+    if local is not None:
+        os.makedirs(make_output_dir(local), exist_ok=True)
+    if error_when_not_empty and any(
+        n != LOCK_FILENAME for n in location.storage.list(location.url)
+    ):
+        raise ValueError(f"output_dir {location.url} is not empty (error_when_not_empty=True).")
+    lock = OutputLock(location, "map")
+    lock.acquire()
+    staging = Path(local) if local is not None else Path(tempfile.mkdtemp(prefix="litdata-map-"))
+    remote = location if local is None else None
     start = time.monotonic()
-    run_job(
-        runner,
-        MapJob(fn, directory),
-        source,
-        workers,
-        total=len(items),
-        description=f"map -> {directory.name}",
-        verbose=verbose,
-    )
-    report_done(f"Processed {len(items):,} inputs into {directory}", start, verbose)
+    try:
+        run_job(
+            runner,
+            MapJob(fn, staging, remote),
+            source,
+            workers,
+            total=len(items),
+            description=f"map -> {location.url.rsplit('/', 1)[-1]}",
+            verbose=verbose,
+        )
+    finally:
+        lock.release()
+        if remote is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+    report_done(f"Processed {len(items):,} inputs into {location.url}", start, verbose)

@@ -1,24 +1,22 @@
-"""Merging datasets, and completing a dataset whose index merge did not run."""
+"""Merging datasets, and completing a dataset whose index merge did not run (local or remote)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
+from typing import Any
 
 from litdata.core.chunks.codecs import chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
-from litdata.core.index import (
-    INDEX_FILENAME,
-    ChunkEntry,
-    DatasetIndex,
-    load_index,
-    merge_rank_indexes,
-    publish_index,
-)
+from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
+from litdata.core.location import Location, resolve
+from litdata.core.publish import publishing
+from litdata.core.rank_indexes import merge_rank_indexes, publish_index
+from litdata.processing.lock import OutputLock
 
 __all__ = ["complete_dataset", "is_complete_dataset", "merge_datasets"]
 
@@ -32,9 +30,10 @@ _MUST_MATCH = (
 )
 
 
-def is_complete_dataset(input_dir: str | os.PathLike[str]) -> bool:
-    """Whether ``input_dir`` holds a finished dataset (its ``index.json`` exists)."""
-    return (Path(input_dir) / INDEX_FILENAME).is_file()
+def is_complete_dataset(input_dir: str | os.PathLike[str] | Location) -> bool:
+    """Whether ``input_dir`` (a path or URL) holds a finished dataset (its ``index.json``)."""
+    location = resolve(input_dir)
+    return location.storage.exists(location.join(INDEX_FILENAME))
 
 
 def complete_dataset(input_dir: str | os.PathLike[str]) -> str:
@@ -43,18 +42,26 @@ def complete_dataset(input_dir: str | os.PathLike[str]) -> str:
     A no-op when the dataset is already complete.
 
     Returns:
-        The path of ``index.json``.
+        The path (or URL) of ``index.json``.
 
     Raises:
         DatasetNotFoundError: There is neither an ``index.json`` nor a per-worker index.
     """
-    directory = Path(input_dir)
-    if not is_complete_dataset(directory):
-        merge_rank_indexes(directory)
-    return str(directory / INDEX_FILENAME)
+    location = resolve(input_dir)
+    if not is_complete_dataset(location):
+        merge_rank_indexes(location)
+    return location.join(INDEX_FILENAME)
 
 
-def _check_compatible(first: DatasetIndex, other: DatasetIndex, where: Path) -> None:
+def _read_index(location: Location) -> DatasetIndex:
+    try:
+        data = location.read(INDEX_FILENAME)
+    except FileNotFoundError:
+        raise DatasetNotFoundError(f"{location.url} holds no dataset (no index.json).") from None
+    return index_from_bytes(data, location.join(INDEX_FILENAME))
+
+
+def _check_compatible(first: DatasetIndex, other: DatasetIndex, where: str) -> None:
     different = other.config.differences(first.config, _MUST_MATCH)
     if different:
         raise ValueError(
@@ -63,44 +70,74 @@ def _check_compatible(first: DatasetIndex, other: DatasetIndex, where: Path) -> 
         )
 
 
+def _copy(source: Location, name: str, target: Location, new_name: str) -> None:
+    """Copy one object, whatever the two locations are (atomically when local)."""
+    source_path, target_path = source.local_path, target.local_path
+    if source_path is not None and target_path is not None:
+        destination = os.path.join(target_path, new_name)
+        with publishing(destination) as temporary:
+            shutil.copyfile(os.path.join(source_path, name), temporary)
+        return
+    with tempfile.TemporaryDirectory(prefix="litdata-merge-") as scratch:
+        local = os.path.join(scratch, name)
+        if source_path is not None:
+            local = os.path.join(source_path, name)
+        else:
+            source.storage.download(source.join(name), local)
+        if target_path is not None:
+            with publishing(os.path.join(target_path, new_name)) as temporary:
+                shutil.copyfile(local, temporary)
+        else:
+            target.storage.upload(local, target.join(new_name))
+
+
 def merge_datasets(
     input_dirs: Sequence[str | os.PathLike[str]],
     output_dir: str | os.PathLike[str],
     max_workers: int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Copy the chunks of several datasets into one new dataset, in the given order.
 
-    Chunks are renamed ``chunk-0-<n>`` (with the compression infix); their checksums carry over.
+    Inputs and output may be local paths or URLs. Chunks are renamed ``chunk-0-<n>`` (with the
+    compression infix); their checksums carry over. The output is locked while it is written,
+    and its ``index.json`` appears last.
 
     Raises:
         ValueError: Fewer than two inputs, the output is an input, or layouts differ.
         DatasetNotFoundError: An input has no ``index.json``.
         DatasetExistsError: The output already holds a dataset.
+        OutputLockedError: Another writer is writing the output.
     """
-    sources = [Path(directory).absolute() for directory in input_dirs]
-    output = Path(output_dir).absolute()
+    sources = [resolve(source, storage_options=storage_options) for source in input_dirs]
+    output = resolve(output_dir, storage_options=storage_options)
     if len(sources) < 2:  # noqa: PLR2004  # merging needs two
         raise ValueError(f"merge_datasets needs at least two datasets, got {len(sources)}.")
-    if output in sources:
-        raise ValueError(f"output_dir {output} is one of the inputs; choose a new directory.")
-    if is_complete_dataset(output):
-        raise DatasetExistsError(f"{output} already holds a dataset; choose a new directory.")
-    indexes = []
-    for source in sources:
-        if not is_complete_dataset(source):
-            raise DatasetNotFoundError(f"{source} holds no dataset (no index.json).")
-        indexes.append(load_index(source))
+    if output.url in {source.url for source in sources}:
+        raise ValueError(f"output_dir {output.url} is one of the inputs; choose a new location.")
+    indexes = [_read_index(source) for source in sources]
     for source, index in zip(sources[1:], indexes[1:], strict=True):
-        _check_compatible(indexes[0], index, source)
-    compression = indexes[0].config.compression
-    copies: list[tuple[Path, Path]] = []
-    chunks: list[ChunkEntry] = []
-    for source, index in zip(sources, indexes, strict=True):
-        for chunk in index.chunks:
-            name = chunk_filename(0, len(chunks), compression)
-            copies.append((source / chunk.filename, output / name))
-            chunks.append(replace(chunk, filename=name))
-    output.mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers or min(8, os.cpu_count() or 1)) as pool:
-        list(pool.map(lambda pair: shutil.copyfile(*pair), copies))
-    publish_index(output, indexes[0].config, chunks, (index.plugins for index in indexes))
+        _check_compatible(indexes[0], index, source.url)
+    if output.local_path is not None:
+        os.makedirs(output.local_path, exist_ok=True)
+    lock = OutputLock(output, "merge_datasets")
+    lock.acquire()
+    if is_complete_dataset(output):
+        lock.release(keep_marker=lock.found_stale)
+        raise DatasetExistsError(f"{output.url} already holds a dataset; choose a new location.")
+    succeeded = False
+    try:
+        compression = indexes[0].config.compression
+        copies: list[tuple[Location, str, str]] = []
+        chunks: list[ChunkEntry] = []
+        for source, index in zip(sources, indexes, strict=True):
+            for chunk in index.chunks:
+                name = chunk_filename(0, len(chunks), compression)
+                copies.append((source, chunk.filename, name))
+                chunks.append(replace(chunk, filename=name))
+        with ThreadPoolExecutor(max_workers or min(8, os.cpu_count() or 1)) as pool:
+            list(pool.map(lambda copy: _copy(copy[0], copy[1], output, copy[2]), copies))
+        publish_index(output, indexes[0].config, chunks, (index.plugins for index in indexes))
+        succeeded = True
+    finally:
+        lock.release(keep_marker=not succeeded)

@@ -11,10 +11,9 @@ from typing import Any
 from litdata.core.errors import DatasetFormatError
 from litdata.core.index import DatasetConfig
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
-from litdata.core.protocols import Executor, Serializer
+from litdata.core.protocols import Encryptor, Executor, Serializer
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.core.writer import check_chunk_options
-from litdata.processing.checkpoint import Checkpoints
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import prepare_output
 from litdata.processing.run import (
@@ -110,6 +109,8 @@ def optimize(
     keep_data_ordered: bool | None = None,
     verbose: bool = True,
     executor: str | Executor = "local",
+    encryption: Encryptor | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Call ``fn`` on every input, in parallel workers, and write its samples as a dataset.
 
@@ -118,7 +119,8 @@ def optimize(
             ``None`` to skip the input, or yields several samples. It must be importable
             (module level) when workers are spawned.
         inputs: The inputs (any sequence). Exactly one of ``inputs`` and ``queue``.
-        output_dir: A local directory; ``index.json`` appears in it last, atomically.
+        output_dir: A local directory or a URL (``s3://bucket/prefix``); ``index.json``
+            appears there last, atomically.
         queue: A ``multiprocessing`` queue of inputs, ended by one ``ALL_DONE`` from the producer.
         chunk_size: Items per chunk (tokens for ``TokensLoader``).
         chunk_bytes: Bytes per chunk, e.g. ``"64MB"``. Exactly one of the two.
@@ -138,6 +140,8 @@ def optimize(
             never idles the others.
         verbose: Show a progress bar.
         executor: ``"local"`` (processes on this machine) or another executor plugin.
+        encryption: Encrypt each sample or chunk with this key (see its ``level``).
+        storage_options: Options for the output's storage backend (credentials, endpoint).
 
     Raises:
         ValueError: Bad or contradictory arguments; the message says which.
@@ -167,40 +171,43 @@ def optimize(
         "chunk_size": chunk_size,
         "chunk_bytes": target_bytes,
         "compression": compression,
+        "encryption": encryption,
     }
 
-    output = prepare_output(output_dir, mode, use_checkpoint)
-    if output.existing is not None:
-        _check_append(output.existing.config, chunk_size, target_bytes, compression, item_loader)
-    job = OptimizeJob(
-        fn,
-        output.write_dir,
-        writer_options,
-        item_loader,
-        serializers,
-        output.existing.config if output.existing else None,
-        output.chunk_starts,
-    )
     source: WorkSource
     if items is None:
         source = LiveQueue(queue, ALL_DONE)
     else:
         source = deal(items, workers, ordered, chunk_size if align_chunking else None)
-    if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
-        checkpoints = Checkpoints(output.directory)
-        job.checkpoints = checkpoints.directory
-        source, job.resume = checkpoints.resume(source)
 
+    output = prepare_output(output_dir, mode, use_checkpoint, storage_options=storage_options)
     start = time.monotonic()
-    total = None if items is None else len(items)
     try:
+        if output.existing is not None:
+            _check_append(
+                output.existing.config, chunk_size, target_bytes, compression, item_loader
+            )
+        job = OptimizeJob(
+            fn,
+            output.write_dir,
+            writer_options,
+            item_loader,
+            serializers,
+            output.existing.config if output.existing else None,
+            output.chunk_starts,
+            upload_to=output.upload_to,
+        )
+        if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
+            checkpoints = output.checkpoints
+            job.checkpoints = checkpoints.directory
+            source, job.resume = checkpoints.resume(source)
         summaries = run_job(
             runner,
             job,
             source,
             workers,
-            total=total,
-            description=f"optimize -> {output.directory.name}",
+            total=None if items is None else len(items),
+            description=f"optimize -> {output.location.url.rsplit('/', 1)[-1]}",
             verbose=verbose,
         )
         index = output.publish()
@@ -209,7 +216,7 @@ def optimize(
         raise
     samples = sum(summary.get("samples", 0) for summary in summaries)
     report_done(
-        f"Wrote {samples:,} samples in {len(index.chunks)} chunks to {output.directory}",
+        f"Wrote {samples:,} samples in {len(index.chunks)} chunks to {output.location.url}",
         start,
         verbose,
     )

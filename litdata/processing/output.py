@@ -1,33 +1,39 @@
-"""The output directory of ``optimize``: modes, chunk numbering, publishing, cleaning up.
+"""The output of ``optimize``: its lock, its mode, where workers write, and how it is published.
 
-- ``mode=None``: a directory that already holds a dataset is refused; leftovers of a failed
-  run (chunk files, per-worker indexes) are removed, unless resuming from checkpoints.
-- ``mode="overwrite"``: the new dataset is written into a staging folder and swapped in only
-  when complete, so a failing run leaves the old dataset intact.
+- One writer per output (:class:`~litdata.processing.lock.OutputLock`).
+- ``mode=None``: an output holding a dataset is refused; one holding files that are not part
+  of a dataset is refused too (unless they are the leftovers of a failed litdata run, which
+  are removed, or kept for a resume with ``use_checkpoint``).
+- ``mode="overwrite"``: locally, the new dataset is written into a staging folder and swapped
+  in only when complete, so a failing run leaves the old dataset intact; remotely, the old
+  index is removed first, then the old chunks. Only files recognised as dataset files are
+  removed; anything else stays.
 - ``mode="append"``: new chunks continue each writer rank's numbering after the existing
   chunks, and ``index.json`` lists the old chunks first.
+
+Remote outputs are written into a local staging folder, and every chunk is uploaded as soon as
+it is written (by the worker, in the background); ``index.json`` is published last.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from litdata.core import config
 from litdata.core.chunks.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
-from litdata.core.index import (
-    INDEX_FILENAME,
-    DatasetIndex,
-    load_index,
-    merge_rank_indexes,
-    rank_index_files,
-)
-from litdata.processing.checkpoint import CHECKPOINT_DIR
-from litdata.processing.run import make_output_dir
+from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.location import Location, resolve
+from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
+from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
+from litdata.processing.lock import LOCK_FILENAME, OutputLock
 
 __all__ = ["MODES", "Output", "prepare_output"]
 
@@ -35,27 +41,28 @@ logger = logging.getLogger(__name__)
 
 MODES = (None, "append", "overwrite")
 STAGING = ".litdata-staging"
+_OURS = {INDEX_FILENAME, LOCK_FILENAME, CHECKPOINT_DIR, STAGING}
+_SHOWN = 5  # foreign files named in a refusal
 
 
-def _dataset_files(directory: Path, names: Collection[str]) -> list[Path]:
-    """The chunk files and indexes (complete or per-worker) among ``names``, ``index.json`` first.
-
-    Args:
-        directory: The directory the names are in.
-        names: File names in ``directory`` (all of them, or those a run added).
-    """
-    files = [directory / name for name in names if parse_chunk_filename(name)]
-    files.extend(rank_index_files(directory, names))
-    return [directory / INDEX_FILENAME, *files] if INDEX_FILENAME in names else files
+def dataset_files(names: Collection[str]) -> list[str]:
+    """The chunk files and indexes (whole or per-writer) among ``names``, ``index.json`` first."""
+    files = [name for name in names if parse_chunk_filename(name)]
+    files.extend(rank_index_names(names))
+    return [INDEX_FILENAME, *files] if INDEX_FILENAME in names else files
 
 
-def _remove_checkpoints(directory: Path) -> None:
-    shutil.rmtree(directory / CHECKPOINT_DIR, ignore_errors=True)
+def _listing(location: Location) -> list[str]:
+    """Every name directly in the output (local folders included)."""
+    local = location.local_path
+    if local is not None:
+        return sorted(os.listdir(local))
+    return location.storage.list(location.url)
 
 
-def _remove(paths: list[Path]) -> None:
-    for path in paths:
-        path.unlink(missing_ok=True)
+def _remove(location: Location, names: Collection[str]) -> None:
+    for name in names:
+        location.storage.delete(location.join(name))
 
 
 @dataclass
@@ -63,44 +70,73 @@ class Output:
     """Where one run writes, and how it becomes a dataset.
 
     Attributes:
-        directory: The dataset directory.
-        write_dir: Where the workers write (the directory, or a staging folder).
+        location: The dataset's location.
+        write_dir: The local folder the workers write chunks into (the dataset folder, a
+            staging folder swapped in at the end, or, for remote outputs, a local staging
+            folder whose chunks are uploaded as they are written).
+        lock: The output's lock, held until :meth:`publish` or :meth:`discard`.
         existing: The dataset being appended to.
         chunk_starts: The first chunk number of each writer rank (append).
         keep_on_failure: Leave partial output for a resume (``use_checkpoint``).
+        staged: Whether ``write_dir`` is a local staging folder swapped in when complete.
     """
 
-    directory: Path
+    location: Location
     write_dir: Path
+    lock: OutputLock
     existing: DatasetIndex | None = None
     chunk_starts: dict[int, int] = field(default_factory=dict)
     keep_on_failure: bool = False
+    staged: bool = False
     _before: frozenset[str] = frozenset()
+
+    @property
+    def remote(self) -> bool:
+        """Whether chunks are uploaded (the output is not a local folder)."""
+        return self.location.local_path is None
+
+    @property
+    def upload_to(self) -> Location | None:
+        """Where workers upload their chunks (remote outputs), else ``None``."""
+        return self.location if self.remote else None
+
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """The output's checkpoints (``use_checkpoint``)."""
+        return Checkpoints(self.location)
 
     def publish(self) -> DatasetIndex:
         """Merge the workers' indexes into ``index.json`` (swapping a staged dataset in).
 
-        The dataset is then complete, so its checkpoints (if any) are removed.
+        The dataset is then complete: its checkpoints and the lock are removed.
         """
-        if self.write_dir != self.directory:
+        if self.staged:
+            local = Path(self.location.local_path or "")
             # index.json goes first: never a stale index over missing chunks.
-            _remove(_dataset_files(self.directory, os.listdir(self.directory)))
+            for name in dataset_files(os.listdir(local)):
+                (local / name).unlink(missing_ok=True)
             for path in self.write_dir.iterdir():
-                os.replace(path, self.directory / path.name)
+                os.replace(path, local / path.name)
             shutil.rmtree(self.write_dir, ignore_errors=True)
-        index = merge_rank_indexes(self.directory, existing=self.existing)
-        _remove_checkpoints(self.directory)
+        index = merge_rank_indexes(self.location, existing=self.existing)
+        self.checkpoints.remove()
+        if self.remote:
+            shutil.rmtree(self.write_dir, ignore_errors=True)
+        self.lock.release()
         return index
 
     def discard(self) -> None:
-        """Remove what a failed run wrote (unless it is to be resumed)."""
-        if self.keep_on_failure:
-            return
-        if self.write_dir != self.directory:
-            shutil.rmtree(self.write_dir, ignore_errors=True)
-            return
-        added = [name for name in os.listdir(self.directory) if name not in self._before]
-        _remove(_dataset_files(self.directory, added))
+        """Remove what a failed run wrote (unless it is to be resumed); unlock."""
+        try:
+            if self.keep_on_failure:
+                return
+            if self.staged or self.remote:
+                shutil.rmtree(self.write_dir, ignore_errors=True)
+            if not self.staged:
+                added = [name for name in _listing(self.location) if name not in self._before]
+                _remove(self.location, dataset_files(added))
+        finally:
+            self.lock.release(keep_marker=self.keep_on_failure)
 
 
 def _chunk_starts(names: Collection[str], existing: DatasetIndex) -> dict[int, int]:
@@ -114,49 +150,102 @@ def _chunk_starts(names: Collection[str], existing: DatasetIndex) -> dict[int, i
     return starts
 
 
+def _staging_dir(location: Location) -> Path:
+    """A fresh local folder for a remote output's chunks before they are uploaded."""
+    digest = hashlib.md5(location.url.encode(), usedforsecurity=False).hexdigest()
+    folder = config.cache_root() / "staging" / f"{digest}-{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _refuse_foreign(location: Location, foreign: list[str]) -> DatasetExistsError:
+    shown = ", ".join(foreign[:_SHOWN])
+    if len(foreign) > _SHOWN:
+        shown += f" and {len(foreign) - _SHOWN} more"
+    return DatasetExistsError(
+        f"{location.url} holds files that are not part of a litdata dataset ({shown}). Write "
+        f"to an empty location, or pass mode='overwrite' to replace the dataset files there "
+        f"(other files are kept)."
+    )
+
+
 def prepare_output(
-    output_dir: str | os.PathLike[str], mode: str | None, use_checkpoint: bool
+    output_dir: str | os.PathLike[str],
+    mode: str | None,
+    use_checkpoint: bool,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Output:
-    """Get the output directory ready for a run in ``mode``.
+    """Lock the output and get it ready for a run in ``mode``.
 
     Raises:
         ValueError: ``mode`` is unknown, or the path is a file.
-        DatasetExistsError: ``mode=None`` and a dataset is already there.
+        OutputLockedError: Another writer is writing there.
+        DatasetExistsError: ``mode=None`` and a dataset (or other files) are already there.
         DatasetFormatError: ``mode="append"`` to a dataset whose chunks cannot be extended.
     """
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not valid: use None, 'append' or 'overwrite'.")
-    directory = make_output_dir(output_dir)
-    names = os.listdir(directory)
-    resuming = use_checkpoint and (directory / CHECKPOINT_DIR).is_dir()
-    has_index = (directory / INDEX_FILENAME).exists()
+    location = resolve(output_dir, storage_options=storage_options)
+    local = location.local_path
+    if local is not None:
+        if os.path.exists(local) and not os.path.isdir(local):
+            raise ValueError(f"output_dir {local} is a file; give a directory.")
+        os.makedirs(local, exist_ok=True)
+    lock = OutputLock(location, "optimize")
+    lock.acquire()
+    try:
+        return _prepare(location, lock, mode, use_checkpoint)
+    except BaseException:
+        lock.release(keep_marker=lock.found_stale)
+        raise
+
+
+def _prepare(location: Location, lock: OutputLock, mode: str | None, resume: bool) -> Output:
+    names = _listing(location)
+    has_index = INDEX_FILENAME in names
+    checkpoints = Checkpoints(location)
+    resuming = resume and checkpoints.exist()
+    ours = set(dataset_files(names)) | _OURS
+    foreign = [name for name in names if name not in ours]
+    leftovers = [name for name in dataset_files(names) if name != INDEX_FILENAME]
+    evidence = lock.found_stale or resuming or bool(rank_index_names(names))
+    if leftovers and not has_index and not evidence and mode != "overwrite":
+        foreign = [*leftovers, *foreign]  # files named like chunks, but not left by a run
     if mode is None and has_index:
         raise DatasetExistsError(
-            f"{directory} already holds a dataset (index.json). Datasets are immutable: use "
-            f"mode='append' to add samples, mode='overwrite' to replace it, or another directory."
+            f"{location.url} already holds a dataset (index.json). Datasets are immutable: use "
+            f"mode='append' to add samples, mode='overwrite' to replace it, or another location."
         )
+    if foreign and mode != "overwrite":
+        raise _refuse_foreign(location, foreign)
+    write_dir = Path(location.local_path) if location.local_path else _staging_dir(location)
     if mode == "append" and has_index:
-        existing = load_index(directory)
+        existing = index_from_bytes(location.read(INDEX_FILENAME), location.join(INDEX_FILENAME))
         level = existing.config.extra.get("compression_level")
         if level not in (None, "chunk"):
             raise DatasetFormatError(
-                f"{directory} was written by LitData with compression_level={level!r}; litdata "
-                f"cannot add chunks to it. Write a new dataset, or merge_datasets() two."
+                f"{location.url} was written by LitData with compression_level={level!r}; "
+                f"litdata cannot add chunks to it. Write a new dataset, or merge_datasets() two."
             )
-        shards = rank_index_files(directory, names)
-        _remove(shards)
-        before = frozenset(names).difference(shard.name for shard in shards)
+        shards = rank_index_names(names)
+        _remove(location, shards)
+        before = frozenset(names).difference(shards)
         starts = _chunk_starts(before, existing)
-        return Output(directory, directory, existing, starts, _before=before)
-    if mode == "overwrite" and not use_checkpoint:
-        staging = directory / STAGING
+        return Output(location, write_dir, lock, existing, starts, _before=before)
+    if mode == "overwrite" and not resume and location.local_path is not None:
+        staging = write_dir / STAGING
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        return Output(directory, staging)
+        return Output(location, staging, lock, staged=True)
     if not resuming:  # leftovers of a failed run, or the dataset being overwritten in place
-        leftovers = _dataset_files(directory, names)
-        if leftovers:
-            logger.info("removing %d files of an earlier run from %s", len(leftovers), directory)
-        _remove(leftovers)
-        _remove_checkpoints(directory)  # they describe the leftovers just removed
-    return Output(directory, directory, keep_on_failure=use_checkpoint)
+        removed = dataset_files(names)
+        if removed:
+            logger.info(
+                "removing %d dataset files of an earlier run from %s", len(removed), location
+            )
+        _remove(location, removed)
+        checkpoints.remove()  # they describe the leftovers just removed
+    remaining = frozenset(_listing(location))
+    return Output(location, write_dir, lock, keep_on_failure=resume, _before=remaining)

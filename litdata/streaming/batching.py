@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from litdata.streaming.transport import pack
 
-__all__ = ["Envelope", "batches", "in_worker"]
+__all__ = ["Envelope", "LoaderProgress", "batches", "deliver", "in_worker"]
 
 
 class Envelope(NamedTuple):
@@ -19,6 +20,25 @@ class Envelope(NamedTuple):
     worker: int
     counts: tuple[int, ...]
     data: Any
+
+
+@dataclass(frozen=True)
+class LoaderProgress:
+    """Where a ``StreamingDataLoader`` stands in its epoch, for its dataset's ``loader_state``.
+
+    Attributes:
+        counts: For each worker, how many samples of each dataset it delivered.
+        num_workers: The loader's workers (0 means the main process).
+        batch_size: The loader's batch size.
+        next_worker: The worker whose batch the loader would take next.
+        batches: For each worker, how many batches it delivered.
+    """
+
+    counts: Sequence[Sequence[int]]
+    num_workers: int
+    batch_size: int
+    next_worker: int
+    batches: Sequence[int]
 
 
 def in_worker() -> bool:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
+from litdata.streaming.batching import LoaderProgress
 from litdata.streaming.composed import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker
@@ -186,19 +187,12 @@ class CombinedStreamingDataset(ComposedDataset):
             "batching_method": self.batching_method,
         }
 
-    def loader_state(
-        self,
-        counts: Sequence[Sequence[int]],
-        num_workers: int,
-        batch_size: int,
-        next_worker: int,
-        batches_per_worker: Sequence[int] = (),
-    ) -> dict[str, Any]:
+    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
         """The mixture's part of the loader's state dict: each child's, and the draws made."""
         per_stream = self.batching_method == "per_stream"
-        made = batches_per_worker if per_stream else [sum(count) for count in counts]
-        draws = self._counted("draws", made, num_workers, batch_size)
+        made = progress.batches if per_stream else [sum(count) for count in progress.counts]
+        draws = self._counted("draws", made, progress)
         per_child = [
-            [count[position] for count in counts] for position in range(len(self.datasets))
+            [count[position] for count in progress.counts] for position in range(len(self.datasets))
         ]
-        return self._state(per_child, num_workers, batch_size, next_worker, {"draws": draws})
+        return self._state(per_child, progress, {"draws": draws})

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from torch.utils.data import IterableDataset
 
-from litdata.streaming.batching import deliver, in_worker
+from litdata.streaming.batching import LoaderProgress, deliver, in_worker
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
@@ -108,12 +108,11 @@ class ComposedDataset(IterableDataset[Any]):
             return [0] * topology.num_workers
         return [int(value) for value in self._resume[key]]
 
-    def _counted(
-        self, key: str, made: Sequence[int], num_workers: int, batch_size: int
-    ) -> list[int]:
+    def _counted(self, key: str, made: Sequence[int], progress: LoaderProgress) -> list[int]:
         """Per-worker counts under ``key``: those saved by a same-topology run plus ``made``."""
         _, world = rank_and_world()
-        saved = self._saved(key, Topology(world, max(1, num_workers), batch_size))
+        topology = Topology(world, max(1, progress.num_workers), progress.batch_size)
+        saved = self._saved(key, topology)
         return [a + b for a, b in zip(saved, made, strict=True)]
 
     def _stream(
@@ -167,27 +166,23 @@ class ComposedDataset(IterableDataset[Any]):
         }
 
     def _state(
-        self,
-        per_child: Sequence[Sequence[int]],
-        num_workers: int,
-        batch_size: int,
-        next_worker: int,
-        own: dict[str, Any],
+        self, per_child: Sequence[Sequence[int]], progress: LoaderProgress, own: dict[str, Any]
     ) -> dict[str, Any]:
         """Each child's state (from its per-worker counts) and this composition's."""
         _, world = rank_and_world()
+        workers, following = progress.num_workers, progress.next_worker
         children = {
-            str(position): child.state_dict(sum(counts), num_workers, 1, list(counts), next_worker)
+            str(position): child.state_dict(sum(counts), workers, 1, list(counts), following)
             for position, (child, counts) in enumerate(zip(self.datasets, per_child, strict=True))
         }
-        topology = [world, max(1, num_workers), batch_size]
+        topology = [world, max(1, workers), progress.batch_size]
         return {
             **children,
             self.state_key: {
                 **self._settings(),
                 "current_epoch": self.current_epoch,
                 "topology": topology,
-                "next_worker": next_worker,
+                "next_worker": following,
                 **own,
             },
         }

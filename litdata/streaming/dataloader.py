@@ -10,12 +10,12 @@ seen yet.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
 
-from litdata.streaming.batching import Envelope
+from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.transport import unpack, widen_pipe
 
@@ -25,15 +25,21 @@ __all__ = ["Streamable", "StreamingDataLoader"]
 class Streamable(Protocol):
     """What ``StreamingDataLoader`` needs of a dataset (StreamingDataset, Combined, Parallel)."""
 
-    resuming: bool
-    #: How many datasets the loader counts samples of, in each ``Envelope``.
-    num_sources: int
+    @property
+    def resuming(self) -> bool:
+        """Whether a loaded state dict will shape the next iteration."""
+        ...
+
+    @property
+    def num_sources(self) -> int:
+        """How many datasets the loader counts samples of, in each ``Envelope``."""
+        ...
 
     def set_epoch(self, epoch: int) -> None:
         """Use ``epoch``'s order."""
         ...
 
-    def set_shuffle(self, shuffle: bool) -> None:
+    def set_shuffle(self, shuffle: Any) -> None:
         """Change shuffling."""
         ...
 
@@ -65,14 +71,7 @@ class Streamable(Protocol):
         """Forget a loaded state."""
         ...
 
-    def loader_state(
-        self,
-        counts: Sequence[Sequence[int]],
-        num_workers: int,
-        batch_size: int,
-        next_worker: int,
-        batches_per_worker: Sequence[int],
-    ) -> dict[str, Any]:
+    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
         """The dataset's part of the loader's state dict."""
         ...
 
@@ -213,11 +212,13 @@ class StreamingDataLoader(DataLoader[Any]):
         counts = self._counts or [[0] * self._streamable.num_sources for _ in range(workers)]
         return {
             "dataset": self._streamable.loader_state(
-                counts,
-                self.num_workers,
-                self.samples_per_batch,
-                (self._latest_worker + 1) % workers,
-                self._batches or [0] * workers,
+                LoaderProgress(
+                    counts,
+                    self.num_workers,
+                    self.samples_per_batch,
+                    (self._latest_worker + 1) % workers,
+                    self._batches or [0] * workers,
+                )
             ),
             "current_epoch": self.current_epoch,
             "num_samples_yielded": self.num_samples_yielded,

@@ -17,7 +17,7 @@ from litdata.core.location import resolve
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.reader import DatasetReader
 from litdata.core.source import open_dataset
-from litdata.streaming.batching import deliver, in_worker
+from litdata.streaming.batching import LoaderProgress, deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.options import (
     cache_budget,
@@ -412,14 +412,13 @@ class StreamingDataset(IterableDataset[Any]):
         self._resume = dict(state)
         self.current_epoch = int(state["current_epoch"])
 
-    def loader_state(
-        self,
-        counts: Sequence[Sequence[int]],
-        num_workers: int,
-        batch_size: int,
-        next_worker: int,
-        batches_per_worker: Sequence[int] = (),
-    ) -> dict[str, Any]:
+    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
         """``state_dict`` from the loader's per-worker counts (one dataset: one count each)."""
-        per_worker = [count[0] for count in counts]
-        return self.state_dict(sum(per_worker), num_workers, batch_size, per_worker, next_worker)
+        per_worker = [count[0] for count in progress.counts]
+        return self.state_dict(
+            sum(per_worker),
+            progress.num_workers,
+            progress.batch_size,
+            per_worker,
+            progress.next_worker,
+        )

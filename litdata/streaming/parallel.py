@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from litdata.streaming.batching import LoaderProgress
 from litdata.streaming.composed import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker, rank_and_world
@@ -241,16 +242,9 @@ class ParallelStreamingDataset(ComposedDataset):
         # from their own states.
         return not self.is_cycling()
 
-    def loader_state(
-        self,
-        counts: Sequence[Sequence[int]],
-        num_workers: int,
-        batch_size: int,
-        next_worker: int,
-        batches_per_worker: Sequence[int] = (),
-    ) -> dict[str, Any]:
+    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
         """The zip's part of the loader's state dict: the steps each worker took."""
-        made = [count[0] for count in counts]  # a step takes one sample of every dataset
-        steps = self._counted("steps", made, num_workers, batch_size)
+        made = [count[0] for count in progress.counts]  # a step takes one sample of each dataset
+        steps = self._counted("steps", made, progress)
         per_child = [made] * len(self.datasets)
-        return self._state(per_child, num_workers, batch_size, next_worker, {"steps": steps})
+        return self._state(per_child, progress, {"steps": steps})

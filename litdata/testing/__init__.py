@@ -1,6 +1,6 @@
 """Test helpers for litdata and for authors of litdata plugins.
 
-Subclass the contract classes in your plugin's tests::
+Subclass the contract class of your plugin's kind in your plugin's tests::
 
     from litdata.testing import SerializerContract
 
@@ -11,12 +11,25 @@ Subclass the contract classes in your plugin's tests::
 """
 
 from litdata.testing.compare import assert_samples_equal
-from litdata.testing.contracts import CompressorContract, SerializerContract
+from litdata.testing.contracts import (
+    CompressorContract,
+    EncryptorContract,
+    ExecutorContract,
+    FormatContract,
+    SerializerContract,
+    ShuffleContract,
+    StorageContract,
+)
 from litdata.testing.distributions import fake_distribution
 
 __all__ = [
     "CompressorContract",
+    "EncryptorContract",
+    "ExecutorContract",
+    "FormatContract",
     "SerializerContract",
+    "ShuffleContract",
+    "StorageContract",
     "assert_samples_equal",
     "fake_distribution",
 ]

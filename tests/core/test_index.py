@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -9,11 +10,10 @@ from litdata.core.index import (
     DatasetConfig,
     DatasetIndex,
     load_index,
-    merge_rank_indexes,
     parse_index,
-    rank_index_files,
     write_index,
 )
+from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
 
 CONFIG = DatasetConfig(chunk_size=2, data_format=("int",), data_spec=None)
 
@@ -92,7 +92,7 @@ def test_invalid_json_names_the_file(tmp_path):
 def test_merge_concatenates_in_natural_rank_order_and_cleans_up(tmp_path):
     for rank in (10, 2, 0):
         write_index(tmp_path / f"{rank}.index.json", _index(f"chunk-{rank}-0.bin"))
-    assert [p.name for p in rank_index_files(tmp_path)] == [
+    assert rank_index_names(os.listdir(tmp_path)) == [
         "0.index.json",
         "2.index.json",
         "10.index.json",
@@ -104,7 +104,7 @@ def test_merge_concatenates_in_natural_rank_order_and_cleans_up(tmp_path):
         "chunk-10-0.bin",
     ]
     assert merged.updated_at is not None
-    assert rank_index_files(tmp_path) == []
+    assert rank_index_names(os.listdir(tmp_path)) == []
     assert load_index(tmp_path) == merged
 
 
@@ -123,7 +123,7 @@ def test_merge_refuses_different_configs(tmp_path):
     with pytest.raises(DatasetFormatError, match="1.index.json was written with a config"):
         merge_rank_indexes(tmp_path)
     assert not (tmp_path / "index.json").exists()
-    assert len(rank_index_files(tmp_path)) == 2  # nothing lost
+    assert len(rank_index_names(os.listdir(tmp_path))) == 2  # nothing lost
 
 
 def test_merge_of_nothing_is_an_error(tmp_path):

@@ -22,6 +22,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
+        "memory": "litdata.plugins.storage.memory:MemoryStorage",
     },
     "litdata.serializers": {
         "bool": "litdata.plugins.serializers.scalars:BoolSerializer",

@@ -1,23 +1,19 @@
-"""Contract test classes: every serializer and compressor, built-in or not, passes them.
-
-They are plain pytest classes; subclass one and set its class attributes.
-"""
+"""``SerializerContract``: what every serializer, built-in or not, must do."""
 
 from __future__ import annotations
 
-import os
 import pickle
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from litdata.core.items.serializer_set import fixed_size_of
+from litdata.core.items.serializer_set import fixed_size_of, type_name
 from litdata.core.reader import DatasetReader
 from litdata.core.writer import write_dataset
 from litdata.testing.compare import assert_samples_equal
 
-__all__ = ["CompressorContract", "SerializerContract"]
+__all__ = ["SerializerContract"]
 
 
 class SerializerContract:
@@ -55,6 +51,19 @@ class SerializerContract:
         name = getattr(self.serializer_class, "name", None)
         assert isinstance(name, str), "a serializer needs a `name` class attribute"
         assert name, "`name` must not be empty"
+
+    def test_declares_the_types_it_claims(self) -> None:
+        declared = getattr(self.serializer_class, "types", None)
+        assert isinstance(declared, tuple), "a serializer needs a `types` tuple of type names"
+        assert all(isinstance(name, str) and "." in name for name in declared), declared
+        if not self.claims:
+            return
+        for sample in self.samples:
+            names = {type_name(kind) for kind in type(sample).__mro__}
+            assert names & set(declared), (
+                f"{type_name(type(sample))} is claimed by can_serialize but not declared in "
+                f"`types` {declared}: inference would never ask this serializer about it"
+            )
 
     @pytest.mark.parametrize("view", [False, True], ids=["bytes", "memoryview"])
     def test_round_trip(self, view: bool) -> None:
@@ -99,53 +108,3 @@ class SerializerContract:
         assert len(reader) == 2
         assert_samples_equal(reader[0], expected)
         assert_samples_equal(reader[1], expected)
-
-
-class CompressorContract:
-    """What every compressor must do.
-
-    Attributes:
-        compressor_class: The class under test, constructed as ``cls(level)``.
-        levels: Valid levels to test (``None`` is always tested).
-        bad_levels: Levels the constructor must refuse with ``ValueError``.
-    """
-
-    compressor_class: ClassVar[type]
-    levels: ClassVar[list[int]] = []
-    bad_levels: ClassVar[list[int]] = []
-
-    payloads: ClassVar[list[bytes]] = [
-        b"",
-        b"a",
-        b"litdata " * 10_000,
-        os.urandom(100_000),
-    ]
-
-    @pytest.mark.parametrize("view", [False, True], ids=["bytes", "memoryview"])
-    def test_round_trip(self, view: bool) -> None:
-        for level in [None, *self.levels]:
-            compressor = self.compressor_class(level)
-            for payload in self.payloads:
-                packed = compressor.compress(memoryview(payload) if view else payload)
-                data = memoryview(packed) if view else packed
-                assert compressor.decompress(data) == payload
-
-    def test_compresses_repetitive_data(self) -> None:
-        payload = self.payloads[2]
-        assert len(self.compressor_class(None).compress(payload)) < len(payload) // 10
-
-    def test_declares_its_name(self) -> None:
-        assert isinstance(getattr(self.compressor_class, "name", None), str)
-
-    def test_pickles(self) -> None:
-        compressor = pickle.loads(pickle.dumps(self.compressor_class(None)))
-        assert compressor.decompress(compressor.compress(b"x" * 100)) == b"x" * 100
-
-    def test_refuses_bad_levels(self) -> None:
-        for level in self.bad_levels:
-            with pytest.raises(ValueError, match=str(level)):
-                self.compressor_class(level)
-
-    def test_refuses_garbage(self) -> None:
-        with pytest.raises(Exception):  # noqa: B017, PT011  # each codec raises its own error
-            self.compressor_class(None).decompress(b"\x00garbage that is no frame" * 3)

@@ -1,0 +1,156 @@
+"""``Storage``: a storage backend plugin as the core uses it, checked and retried.
+
+Every call the core makes to a backend goes through here: what the plugin returns is checked
+(a listing is a list of names, a download leaves a file, a range has the asked length), with an
+error naming the plugin and its distribution; and transient failures (connection resets,
+timeouts, throttling, 5xx) are retried with exponential backoff and jitter before the error,
+with the URL, reaches the caller. A missing object or a refused permission is never retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from litdata.core import config
+from litdata.core.errors import PluginValidationError, StorageError
+from litdata.core.protocols import InPlaceStorage, RangedStorage, StorageBackend
+from litdata.core.registry import registries
+
+__all__ = ["Storage"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Errors that are the object's or the caller's fault: retrying cannot help.
+_PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+def _transient(error: BaseException) -> bool:
+    if isinstance(error, _PERMANENT | PluginValidationError | ValueError | TypeError):
+        return False
+    return isinstance(error, OSError | TimeoutError | ConnectionError) or "Throttl" in repr(error)
+
+
+class Storage:
+    """A backend plugin wrapped with checks and retries.
+
+    Args:
+        backend: The plugin instance.
+        name: The name it is registered under (the URL scheme).
+    """
+
+    def __init__(self, backend: StorageBackend, name: str) -> None:
+        self.backend = backend
+        self.name = name
+        self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
+        self._backoff = 0.2
+
+    @property
+    def origin(self) -> str:
+        """The plugin, for messages: ``'s3' (litdata 0.3.0)``."""
+        if self.name in registries.storage:
+            return f"{self.name!r} ({registries.storage.info(self.name).origin})"
+        return repr(self.name)
+
+    @property
+    def in_place(self) -> bool:
+        """Whether the backend's objects are local files that may be read where they lie."""
+        return isinstance(self.backend, InPlaceStorage)
+
+    @property
+    def ranged(self) -> bool:
+        """Whether the backend reads byte ranges."""
+        return isinstance(self.backend, RangedStorage)
+
+    def _call(self, what: str, url: str, call: Callable[[], T]) -> T:
+        for attempt in range(1, self._attempts + 1):
+            try:
+                return call()
+            except BaseException as error:  # noqa: PERF203  # retrying is the point
+                if not _transient(error) or attempt == self._attempts:
+                    if _transient(error):
+                        raise StorageError(
+                            f"{what} {url} failed {attempt} times through the {self.origin} "
+                            f"storage backend; last error: {type(error).__name__}: {error}. "
+                            f"Is the server reachable and the URL right?"
+                        ) from error
+                    raise
+                delay = self._backoff * 2 ** (attempt - 1) * (0.5 + random.random())  # noqa: S311
+                logger.warning(
+                    "%s %s failed (%s: %s); retrying in %.1f s",
+                    what,
+                    url,
+                    type(error).__name__,
+                    error,
+                    delay,
+                )
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _invalid(self, method: str, problem: str) -> PluginValidationError:
+        return PluginValidationError(
+            f"The storage backend {self.origin} {problem} from {method}; fix the plugin "
+            f"(litdata.testing.StorageContract checks it)."
+        )
+
+    # -- the protocol ----------------------------------------------------------------------
+    def download(self, url: str, local_path: str) -> None:
+        """Download the object at ``url`` into the new file ``local_path``.
+
+        Raises:
+            FileNotFoundError: No object at ``url``.
+            StorageError: The transfer kept failing.
+        """
+        self._call("Downloading", url, lambda: self.backend.download(url, local_path))
+        if not os.path.isfile(local_path):
+            raise self._invalid("download", f"left no file at {local_path} for {url}")
+
+    def upload(self, local_path: str, url: str) -> None:
+        """Upload ``local_path`` as the object ``url``."""
+        self._call("Uploading to", url, lambda: self.backend.upload(local_path, url))
+
+    def exists(self, url: str) -> bool:
+        """Whether an object exists at ``url``."""
+        found = self._call("Looking for", url, lambda: self.backend.exists(url))
+        if not isinstance(found, bool):
+            raise self._invalid("exists", f"returned {found!r} (not a bool) for {url}")
+        return found
+
+    def list(self, url: str) -> list[str]:
+        """The names of the objects directly under the prefix ``url``."""
+        names = self._call("Listing", url, lambda: self.backend.list(url))
+        if not isinstance(names, list) or not all(
+            isinstance(name, str) and name and "/" not in name for name in names
+        ):
+            shown = names if not isinstance(names, list) else names[:5]
+            raise self._invalid("list", f"returned {shown!r} for {url} (not a list of names)")
+        return names
+
+    def delete(self, url: str) -> None:
+        """Remove the object at ``url`` (a missing one is not an error)."""
+        self._call("Deleting", url, lambda: self.backend.delete(url))
+
+    def read_range(self, url: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the object at ``url`` (the backend must be ranged)."""
+        if not isinstance(self.backend, RangedStorage):
+            raise TypeError(f"The storage backend {self.origin} does not read byte ranges.")
+        backend = self.backend
+        data = self._call("Reading", url, lambda: backend.read_range(url, start, end))
+        if not isinstance(data, bytes | bytearray) or len(data) != end - start:
+            size = len(data) if isinstance(data, bytes | bytearray) else type(data).__name__
+            raise self._invalid(
+                "read_range", f"returned {size} bytes for [{start}, {end}) of {url}"
+            )
+        return bytes(data)
+
+    def local_path(self, url: str) -> str:
+        """The local file behind ``url`` (the backend must be in place)."""
+        if not isinstance(self.backend, InPlaceStorage):
+            raise TypeError(f"The storage backend {self.origin} does not read in place.")
+        return self.backend.local_path(url)
