@@ -65,11 +65,57 @@ def _run(code, cwd, site=None, check=True):
     )
 
 
+KINDS = [
+    ("serializers", "fraction"),
+    ("compression", "bz2"),
+    ("storage", "dict"),
+    ("shuffle", "blocks"),
+    ("formats", "jsonl"),
+    ("encryption", "sha256ctr"),
+    ("executors", "threads"),
+    ("hooks", "example"),
+]
+
+EVERY_KIND = """
+import json
+import os
+from fractions import Fraction
+
+import litdata as ld
+from litdata.core.registry import registries
+
+
+def sample(i):
+    return {"id": i, "ratio": Fraction(i, 7)}
+
+
+if __name__ == "__main__":
+    key = registries.encryption.create("sha256ctr", password="pw", level="chunk")
+    ld.optimize(sample, list(range(60)), "dict://bucket/ds", chunk_size=8, num_workers=2,
+                executor="threads", compression="bz2", encryption=key, verbose=False)
+    ds = ld.StreamingDataset("dict://bucket/ds", shuffle="blocks:size=3", encryption=key)
+    loader = ld.StreamingDataLoader(ds, batch_size=4, num_workers=2, collate_fn=list)
+    ids = sorted(item["id"] for batch in loader for item in batch)
+    assert ids == list(range(60)), ids
+    assert ds[5]["ratio"] == Fraction(ds[5]["id"], 7)
+    os.makedirs("lines")
+    with open("lines/part-0.jsonl", "w") as handle:
+        handle.write("\\n".join(json.dumps({"n": n}) for n in range(5)))
+    assert sorted(item["n"] for item in ld.StreamingDataset("lines")) == list(range(5))
+    print("ok", ds.strategy.name, ds.strategy.strategy.size)
+"""
+
+
+def test_every_kind_is_found_and_used_by_name(plugin_site, tmp_path):
+    result = _run(EVERY_KIND, tmp_path, plugin_site)
+    assert result.stdout.split() == ["ok", "blocks", "3"]
+
+
 def test_plugin_is_listed_with_its_distribution(plugin_site, tmp_path):
     out = _run("from litdata.cli import main; main(['plugins'])", tmp_path, plugin_site).stdout
     lines = {tuple(line.split()[:4]) for line in out.splitlines()}
-    assert ("serializers", "fraction", "litdata-plugin-example", "0.1.0") in lines
-    assert ("compression", "bz2", "litdata-plugin-example", "0.1.0") in lines
+    for kind, name in KINDS:
+        assert (kind, name, "litdata-plugin-example", "0.1.0") in lines, (kind, name)
     absent = _run("from litdata.cli import main; main(['plugins'])", tmp_path).stdout
     assert "litdata-plugin-example" not in absent
 

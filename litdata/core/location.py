@@ -132,8 +132,9 @@ def resolve(
         options["storage_options"] = dict(storage_options)
     if session_options:
         options["session_options"] = dict(session_options)
+    plugin_class = registries.storage.load(backend)
     try:
-        plugin = registries.storage.create(backend, **options)
+        plugin = plugin_class(**options)
     except TypeError as error:
         raise TypeError(
             f"The {backend!r} storage backend does not take {sorted(options)} (for {url}): {error}"

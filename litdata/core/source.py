@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from litdata.core.errors import DatasetNotFoundError
+from litdata.core.errors import DatasetNotFoundError, PluginValidationError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
 from litdata.core.location import Location, is_url, resolve
 from litdata.core.protocols import FormatAdapter
@@ -75,7 +75,14 @@ def open_dataset(
     if name is None:
         raise _missing(where)
     adapter = registries.formats.create(name)
-    return Dataset(where, given or adapter.read_index(where), adapter)
+    index = given or adapter.read_index(where)
+    if not isinstance(index, DatasetIndex):
+        raise PluginValidationError(
+            f"The dataset format {name!r} ({registries.formats.info(name).origin}) returned "
+            f"{type(index).__name__} from read_index for {where.url}; it must return a "
+            f"DatasetIndex. Fix the plugin (litdata.testing.FormatContract checks it)."
+        )
+    return Dataset(where, index, adapter)
 
 
 def _read_index_file(where: Location, path: str) -> DatasetIndex:

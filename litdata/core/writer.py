@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import os
+import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -13,7 +16,12 @@ from litdata.core.chunks.checksum import checksum_of
 from litdata.core.chunks.codecs import chunk_filename, compressor_provider, create_compressor
 from litdata.core.chunks.layout import chunk_header, header_size
 from litdata.core.encryption import encryption_config
-from litdata.core.errors import DatasetExistsError, DatasetFormatError, LitdataWarning
+from litdata.core.errors import (
+    DatasetExistsError,
+    DatasetFormatError,
+    LitdataWarning,
+    PluginValidationError,
+)
 from litdata.core.index import (
     INDEX_FILENAME,
     ChunkEntry,
@@ -23,11 +31,13 @@ from litdata.core.index import (
 )
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.items.serializer_set import SerializerSet
+from litdata.core.location import Location, resolve
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.publish import publish_bytes, publish_parts
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_filename
 from litdata.core.registry import hooks, registries
 from litdata.core.units import parse_size
+from litdata.core.upload import Uploader
 
 __all__ = ["ChunkWriter", "check_chunk_options", "write_dataset"]
 
@@ -145,7 +155,7 @@ class ChunkWriter:
         """
         parts, size, dim = self._encoder.encode(sample)
         if self._item_encrypt is not None:
-            parts = [self._item_encrypt(b"".join(parts))]
+            parts = [self._checked(self._item_encrypt(b"".join(parts)), "encrypt")]
             size = len(parts[0])
         if self.num_samples == 0 and self._expected is not None:
             self._check_config(self._expected)
@@ -188,12 +198,12 @@ class ChunkWriter:
         filename = chunk_filename(self.rank, self._next_chunk, self._compression)
         path = self.output_dir / filename
         if self._encryption is not None and self._encryption.level == "chunk":
-            parts = [self._encryption.encrypt(b"".join(parts))]
+            parts = [self._checked(self._encryption.encrypt(b"".join(parts)), "encrypt")]
             size = len(parts[0])
         if self._compressor is None:
             checksum = publish_parts(path, parts, size, checksum_of)
         else:
-            data = self._compressor.compress(b"".join(parts))
+            data = self._checked(self._compressor.compress(b"".join(parts)), "compress")
             publish_bytes(path, data)
             checksum = checksum_of(data)
         entry = ChunkEntry(
@@ -212,6 +222,19 @@ class ChunkWriter:
         hooks.chunk_written(str(path), entry.to_json())
         if self._on_chunk is not None:
             self._on_chunk(path, entry)
+
+    def _checked(self, data: Any, method: str) -> bytes:
+        """``data`` if it is bytes, as an encryptor's or compressor's ``method`` must return."""
+        if isinstance(data, bytes):
+            return data
+        plugin: Any = self._encryption if method == "encrypt" else self._compressor
+        kind = registries.encryption if method == "encrypt" else registries.compression
+        name = getattr(plugin, "name", type(plugin).__name__)
+        origin = kind.info(name).origin if name in kind else "passed in"
+        raise PluginValidationError(
+            f"The {kind.noun} {name!r} ({origin}) returned {type(data).__name__} from {method}; "
+            f"it must return bytes. Fix the plugin (litdata.testing has its contract)."
+        )
 
     @property
     def buffered(self) -> int:
@@ -268,12 +291,13 @@ def write_dataset(
     serializers: Mapping[str, Serializer] | None = None,
     item_loader: ItemLoader | None = None,
     encryption: Encryptor | None = None,
-) -> Path:
+) -> Path | str:
     """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
 
     Args:
         samples: The samples, in order.
-        output_dir: A new or empty local directory.
+        output_dir: A new or empty local directory, or a URL (chunks are uploaded as they are
+            written, ``index.json`` last).
         chunk_size: Items per chunk (exactly one of this and ``chunk_bytes``).
         chunk_bytes: Bytes per chunk, an int or a size string such as ``"64MB"``.
         compression: A compressor spec, e.g. ``"zstd"``.
@@ -282,20 +306,20 @@ def write_dataset(
         encryption: Encrypt each sample or chunk with this key (see its ``level``).
 
     Returns:
-        The dataset directory, which holds ``index.json`` once this returns.
+        The dataset directory (or its URL), which holds ``index.json`` once this returns.
 
     Raises:
         DatasetExistsError: ``output_dir`` already holds a dataset (a ``FileExistsError``).
         ValueError: No sample was given.
     """
-    output = Path(output_dir)
-    if (output / INDEX_FILENAME).exists():
+    location = resolve(output_dir)
+    if location.storage.exists(location.join(INDEX_FILENAME)):
         raise DatasetExistsError(
-            f"{output} already holds a dataset (index.json exists). Choose another directory "
-            f"or delete it first."
+            f"{location.url} already holds a dataset (index.json exists). Choose another "
+            f"location or delete it first."
         )
-    writer = ChunkWriter(
-        output,
+    make = functools.partial(
+        ChunkWriter,
         chunk_size=chunk_size,
         chunk_bytes=chunk_bytes,
         compression=compression,
@@ -303,15 +327,39 @@ def write_dataset(
         item_loader=item_loader,
         encryption=encryption,
     )
+    local = location.local_path
+    if local is not None:
+        _write_all(samples, make(local), location)
+        merge_rank_indexes(location)
+        return Path(local)
+    with tempfile.TemporaryDirectory(prefix="litdata-write-") as staging:
+        uploader = Uploader(location)
+        writer = make(staging, on_chunk=lambda path, _: uploader.upload(path))
+        try:
+            _write_all(samples, writer, location)
+            uploader.upload(Path(staging, rank_index_filename(writer.rank)))
+            uploader.wait()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                uploader.wait()
+            _remove_written(writer, location)
+            raise
+    merge_rank_indexes(location)
+    return location.url
+
+
+def _write_all(samples: Iterable[Any], writer: ChunkWriter, location: Location) -> None:
+    """Add every sample and close the writer; on failure remove what it wrote."""
     try:
         for sample in samples:
             writer.add(sample)
         if writer.close() is None:
-            raise ValueError(f"No samples were given, so no dataset was written to {output}.")
+            raise ValueError(f"No samples were given, so no dataset was written to {location}.")
     except BaseException:
-        for chunk in writer.chunks:
-            (output / chunk.filename).unlink(missing_ok=True)
-        (output / rank_index_filename(writer.rank)).unlink(missing_ok=True)
+        _remove_written(writer, resolve(writer.output_dir))
         raise
-    merge_rank_indexes(output)
-    return output
+
+
+def _remove_written(writer: ChunkWriter, location: Location) -> None:
+    for name in [chunk.filename for chunk in writer.chunks] + [rank_index_filename(writer.rank)]:
+        location.storage.delete(location.join(name))

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from litdata.core.errors import PluginValidationError
 from litdata.core.protocols import Executor
 from litdata.core.registry import registries
 from litdata.core.work import Job, SharedInputs, Slices, WorkSource
@@ -144,9 +145,26 @@ def run_job(
     description: str,
     verbose: bool,
 ) -> list[dict[str, Any]]:
-    """Run ``job`` with a progress bar (shown if ``verbose``); return the workers' summaries."""
+    """Run ``job`` with a progress bar (shown if ``verbose``); return the workers' summaries.
+
+    Raises:
+        PluginValidationError: The executor did not return one summary dict per worker.
+    """
     with ProgressBar(total, description, verbose) as bar:
-        return runner.run(job, source, workers, bar)
+        summaries = runner.run(job, source, workers, bar)
+    if not (
+        isinstance(summaries, list)
+        and len(summaries) == workers
+        and all(isinstance(summary, dict) for summary in summaries)
+    ):
+        name = getattr(runner, "name", type(runner).__name__)
+        origin = registries.executors.info(name).origin if name in registries.executors else ""
+        raise PluginValidationError(
+            f"The executor {name!r} ({origin or 'passed in'}) returned {str(summaries)[:80]} "
+            f"from run; it must return one summary dict per worker ({workers}). Fix the plugin "
+            f"(litdata.testing.ExecutorContract checks it)."
+        )
+    return summaries
 
 
 def report_done(message: str, start: float, verbose: bool) -> None:

@@ -82,8 +82,9 @@ def choose_shuffle(shuffle: ShuffleSetting, url: str) -> CheckedShuffle:
         shuffle = hooks.shuffle_for(url, shuffle)
     if isinstance(shuffle, str):
         name, options = parse_spec(shuffle)
+        plugin = registries.shuffle.load(name)
         try:
-            strategy = registries.shuffle.create(name, **options)
+            strategy = plugin(**options)
         except TypeError as error:
             raise ValueError(
                 f"shuffle={shuffle!r}: the {name!r} shuffle does not take these options: {error}"

@@ -38,4 +38,5 @@ def plain_chunk(
     verify_checksum(data, entry, where)
     if compressor is None:
         return data
-    return unframe(bytes(data), entry, level, compressor.decompress, where)
+    codec = f"{where} (compressed with the {compressor.name!r} compressor)"
+    return unframe(bytes(data), entry, level, compressor.decompress, codec)

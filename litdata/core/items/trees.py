@@ -16,6 +16,7 @@ from litdata.core.errors import (
     ChunkCorruptError,
     DatasetFormatError,
     LitdataError,
+    PluginValidationError,
     SampleDecodeError,
     SampleError,
 )
@@ -90,6 +91,19 @@ class PyTreeEncoder:
                 f"{paths[index]}: the {chosen[index][0]!r} serializer failed on this "
                 f"{type(leaves[index]).__qualname__}: {error}"
             ) from error
+        for index, (key, result) in enumerate(zip((k for k, _ in chosen), results, strict=True)):
+            if not (
+                isinstance(result, tuple)
+                and len(result) == 2  # noqa: PLR2004  # (payload, name)
+                and isinstance(result[0], bytes | bytearray | memoryview)
+                and (result[1] is None or isinstance(result[1], str))
+            ):
+                raise PluginValidationError(
+                    f"{paths[index]}: the {key!r} serializer ({self._serializers.origin(key)}) "
+                    f"returned {type(result).__name__} {str(result)[:60]!r} from serialize; it "
+                    f"must return (bytes, data_format name or None). Fix the plugin "
+                    f"(litdata.testing.SerializerContract checks it)."
+                )
         for index, ((key, serializer), (payload, _)) in enumerate(
             zip(chosen, results, strict=True)
         ):
