@@ -40,7 +40,7 @@ def map(  # LitData's public name
     error_when_not_empty: bool = False,
     start_method: str | None = None,
     verbose: bool = True,
-    executor: str | Executor = "local",
+    executor: str | Executor | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> None:
     """Call ``fn(input, output_dir)`` on every input, in parallel workers.
@@ -60,7 +60,7 @@ def map(  # LitData's public name
         error_when_not_empty: Refuse an ``output_dir`` that already holds files.
         start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` for local workers.
         verbose: Show a progress bar.
-        executor: ``"local"`` or another executor plugin.
+        executor: An executor plugin's name or instance; local processes by default.
         storage_options: Options for the output's storage backend (credentials, endpoint).
 
     Raises:

@@ -108,7 +108,7 @@ def optimize(
     start_method: str | None = None,
     keep_data_ordered: bool | None = None,
     verbose: bool = True,
-    executor: str | Executor = "local",
+    executor: str | Executor | None = None,
     encryption: Encryptor | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> None:
@@ -139,7 +139,7 @@ def optimize(
             order in the dataset; ``False`` (the default) shares one queue, so a slow input
             never idles the others.
         verbose: Show a progress bar.
-        executor: ``"local"`` (processes on this machine) or another executor plugin.
+        executor: An executor plugin's name or instance; local processes by default.
         encryption: Encrypt each sample or chunk with this key (see its ``level``).
         storage_options: Options for the output's storage backend (credentials, endpoint).
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from litdata.core.errors import PluginValidationError
 from litdata.core.protocols import Executor
-from litdata.core.registry import registries
+from litdata.core.registry import known, registries
 from litdata.core.work import Job, SharedInputs, Slices, WorkSource
 from litdata.processing.progress import ProgressBar
 from litdata.processing.split import contiguous_slices, numbered, shared
@@ -44,13 +44,17 @@ def default_num_workers() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_executor(executor: str | Executor, start_method: str | None) -> Executor:
+def resolve_executor(executor: str | Executor | None, start_method: str | None) -> Executor:
     """The executor plugin for a name (configured with ``start_method``), or the instance given.
+
+    ``None`` is litdata's default executor (local processes).
 
     Raises:
         UnknownPluginError: No executor has that name.
         ValueError: ``start_method`` was given for an executor that does not take one.
     """
+    if executor is None:
+        executor = known.DEFAULT_EXECUTOR
     if not isinstance(executor, str):
         return executor
     plugin = registries.executors.load(executor)

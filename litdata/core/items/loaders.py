@@ -134,9 +134,9 @@ def loader_for(index: DatasetIndex, given: ItemLoader | None, where: str) -> Ite
             given for a dataset that needs parameters.
     """
     recorded = index.config.item_loader
-    if recorded is None:  # old or adapted indexes: only token tensors need a particular loader
-        formats = index.config.data_format
-        if len(formats) == 1 and formats[0].startswith("no_header_tensor"):
+    if recorded is None:  # old indexes: token datasets are those that count tokens (``dim``)
+        counted = bool(index.chunks) and all(chunk.dim is not None for chunk in index.chunks)
+        if len(index.config.data_format) == 1 and counted:
             recorded = TokensLoader.name
         else:
             recorded = given.name if given is not None else PyTreeLoader.name

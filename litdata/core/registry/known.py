@@ -9,7 +9,7 @@ installs them when it is first used.
 
 from __future__ import annotations
 
-__all__ = ["BUILTIN", "DISTRIBUTION"]
+__all__ = ["BUILTIN", "DEFAULT_EXECUTOR", "DISTRIBUTION"]
 
 #: The name of litdata's own distribution.
 DISTRIBUTION = "litdata"
@@ -60,3 +60,6 @@ BUILTIN: dict[str, dict[str, str]] = {
         "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
     },
 }
+
+#: The executor ``optimize`` and ``map`` use when none is named.
+DEFAULT_EXECUTOR = "local"
