@@ -53,9 +53,9 @@ def _code_strings(tree):
         and isinstance(node.body[0].value, ast.Constant)
     }
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if id(node) not in docstrings:
-                yield node
+        strings = isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if strings and id(node) not in docstrings:
+            yield node
 
 
 @pytest.mark.parametrize(
