@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from litdata.core.registry import registries
-from litdata.core.registry.manager import reset_plugin_manager
+from litdata.testing import rediscover
 
 
 @pytest.fixture(autouse=True)
@@ -21,14 +21,10 @@ def _private_cache(
 @pytest.fixture
 def fresh_plugins() -> Iterator[None]:
     """Rediscover plugins before and after a test that installs or registers some."""
-    for registry in registries.ALL.values():
-        registry.refresh()
-    reset_plugin_manager()
+    rediscover()
     with _isolated():
         yield
-    for registry in registries.ALL.values():
-        registry.refresh()
-    reset_plugin_manager()
+    rediscover()
 
 
 class _isolated:  # used as a context manager, reads like one

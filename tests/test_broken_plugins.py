@@ -20,8 +20,7 @@ from litdata.core.errors import (
     SampleDecodeError,
 )
 from litdata.core.registry import registries
-from litdata.core.registry.manager import reset_plugin_manager
-from litdata.testing import fake_distribution
+from litdata.testing import fake_distribution, rediscover
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
 
@@ -42,9 +41,7 @@ def install(tmp_path, monkeypatch):
             for group, entries in entry_points.items()
         }
         fake_distribution(tmp_path / "site", "litdata-plugin-broken", groups, {module: source})
-        for registry in registries.ALL.values():
-            registry.refresh()
-        reset_plugin_manager()
+        rediscover()
         return importlib.import_module(module)
 
     return installer

@@ -32,6 +32,13 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_docs_examples_run(page, tmp_path):
-    """A page's Python examples run in order in one directory, as a reader would run them."""
-    for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
-        subprocess.run([sys.executable, "-c", block], cwd=tmp_path, check=True, timeout=120)
+    """A page's Python examples run in order in one directory, as a reader would run them.
+
+    Each block is saved as a file and run, so an example can be a module that workers import
+    (``if __name__ == "__main__":``) or a test file that runs pytest on itself.
+    """
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+    for number, block in enumerate(blocks):
+        script = tmp_path / f"example_{number}.py"
+        script.write_text(block)
+        subprocess.run([sys.executable, script.name], cwd=tmp_path, check=True, timeout=180)

@@ -20,7 +20,7 @@ from litdata.testing.contracts import (
     ShuffleContract,
     StorageContract,
 )
-from litdata.testing.distributions import fake_distribution
+from litdata.testing.distributions import fake_distribution, rediscover
 
 __all__ = [
     "CompressorContract",
@@ -32,4 +32,5 @@ __all__ = [
     "StorageContract",
     "assert_samples_equal",
     "fake_distribution",
+    "rediscover",
 ]

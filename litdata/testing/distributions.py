@@ -11,7 +11,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["fake_distribution"]
+__all__ = ["fake_distribution", "rediscover"]
 
 
 def fake_distribution(
@@ -31,8 +31,9 @@ def fake_distribution(
         version: The distribution's version.
 
     Returns:
-        ``root``. Remove it from ``sys.path`` (pytest's ``monkeypatch.syspath_prepend`` does)
-        and call ``refresh()`` on the registries afterwards.
+        ``root``. Call :func:`rediscover` to make litdata see the new plugins; remove ``root``
+        from ``sys.path`` afterwards (pytest's ``monkeypatch.syspath_prepend`` does) and call
+        :func:`rediscover` again.
     """
     root.mkdir(parents=True, exist_ok=True)
     for module, source in (modules or {}).items():
@@ -50,3 +51,17 @@ def fake_distribution(
         sys.path.insert(0, str(root))
     importlib.invalidate_caches()
     return root
+
+
+def rediscover() -> None:
+    """Make litdata scan installed plugins again (after installing or removing one).
+
+    Every registry forgets what it discovered and loaded, and the hook manager is rebuilt on
+    its next use. ``register()`` calls made in this process are kept.
+    """
+    from litdata.core.registry import registries
+    from litdata.core.registry.manager import reset_plugin_manager
+
+    for registry in registries.ALL.values():
+        registry.refresh()
+    reset_plugin_manager()

@@ -12,18 +12,10 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from litdata.core.registry import registries
-from litdata.core.registry.manager import reset_plugin_manager
-from litdata.testing import fake_distribution
+from litdata.testing import fake_distribution, rediscover
 
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
-
-
-def _rediscover() -> None:
-    for registry in registries.ALL.values():
-        registry.refresh()
-    reset_plugin_manager()
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -31,7 +23,7 @@ def _installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     project = tomllib.loads((HERE / "pyproject.toml").read_text())["project"]
     root = tmp_path_factory.mktemp("example-site")
     fake_distribution(root, project["name"], project["entry-points"], version=project["version"])
-    _rediscover()
+    rediscover()
     yield
     sys.path.remove(str(root))
-    _rediscover()
+    rediscover()
