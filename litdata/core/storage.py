@@ -9,6 +9,7 @@ with the URL, reaches the caller. A missing object or a refused permission is ne
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import random
@@ -29,10 +30,14 @@ T = TypeVar("T")
 
 #: Errors that are the object's or the caller's fault: retrying cannot help.
 _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+#: A full local disk (while downloading) is not transient either.
+_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def _transient(error: BaseException) -> bool:
-    if isinstance(error, (*_PERMANENT, PluginValidationError, ValueError, TypeError)):
+    if isinstance(error, (*_PERMANENT, PluginValidationError, ValueError, TypeError)) or (
+        isinstance(error, OSError) and error.errno in _FULL
+    ):
         return False
     return isinstance(error, OSError | TimeoutError | ConnectionError) or "Throttl" in repr(error)
 

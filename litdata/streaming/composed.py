@@ -12,6 +12,7 @@ from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
 from litdata.streaming.state import validate_state
+from litdata.streaming.state_shape import describe_state, require_dataset_state
 
 __all__ = ["ComposedDataset", "check_children"]
 
@@ -195,15 +196,16 @@ class ComposedDataset(IterableDataset[Any]):
         """Resume from this composition's part of a state dict.
 
         Raises:
-            RuntimeError: It holds another number of datasets.
-            ValueError: Its settings differ (see ``force_override_state_dict``).
+            ValueError: It is the state of another kind of dataset, holds another number of
+                datasets, or its settings differ (see ``force_override_state_dict``).
         """
-        own = state.get(self.state_key)
+        expected = f"a {type(self).__name__} of {len(self.datasets)} datasets"
+        require_dataset_state(state, expected, self.state_key)
+        own = state[self.state_key]
         children = [key for key in state if key != self.state_key]
-        if own is None or len(children) != len(self.datasets):
-            raise RuntimeError(
-                f"The state dict holds {len(children)} datasets, this "
-                f"{type(self).__name__} {len(self.datasets)}."
+        if len(children) != len(self.datasets):
+            raise ValueError(
+                f"This state dict is {describe_state(state)}, but it is loaded into {expected}."
             )
         validate_state(own, self._settings(), self.force_override_state_dict)
         self._resume = dict(own)

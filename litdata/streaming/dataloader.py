@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader
 
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
+from litdata.streaming.state_shape import require_loader_state
 from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
@@ -233,6 +234,7 @@ class StreamingDataLoader(DataLoader[Any]):
             ValueError: The state belongs to another dataset or other settings, or it records
                 more samples than the dataset has.
         """
+        state = dict(require_loader_state(state))
         samples = int(state["num_samples_yielded"])
         length = self._streamable.agreement()["items"]
         if length is not None and samples > length:

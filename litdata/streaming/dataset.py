@@ -36,6 +36,7 @@ from litdata.streaming.state import (
     split_consumed,
     validate_state,
 )
+from litdata.streaming.state_shape import require_dataset_state
 from litdata.streaming.subsets import subsample_regions, subset_regions
 
 __all__ = ["StreamingDataset"]
@@ -408,6 +409,7 @@ class StreamingDataset(IterableDataset[Any]):
             ValueError: The state belongs to another dataset, or to other settings (see
                 ``force_override_state_dict``).
         """
+        require_dataset_state(state, "a StreamingDataset", None)
         validate_state(state, self._settings(), self.force_override_state_dict)
         self._resume = dict(state)
         self.current_epoch = int(state["current_epoch"])

@@ -150,5 +150,27 @@ def test_a_state_for_another_mixture_is_refused(corpora):
     single = ld.StreamingDataLoader(
         ld.CombinedStreamingDataset([ld.StreamingDataset(a, shuffle=True)]), batch_size=16
     )
-    with pytest.raises(RuntimeError, match="holds 2 datasets, this CombinedStreamingDataset 1"):
+    two_into_one = r"of 2 datasets, but it is loaded into a CombinedStreamingDataset of 1"
+    with pytest.raises(ValueError, match=two_into_one):
         single.load_state_dict(state)
+    alone = ld.StreamingDataLoader(ld.StreamingDataset(a, shuffle=True), batch_size=16)
+    mixture_into_one = r"state of a CombinedStreamingDataset of 2 .* loaded into a StreamingDataset"
+    with pytest.raises(ValueError, match=mixture_into_one):
+        alone.load_state_dict(state)
+
+
+def test_a_single_dataset_state_loaded_into_a_mixture_says_so(corpora):
+    a, _ = corpora
+    _, state = _take(ld.StreamingDataLoader(ld.StreamingDataset(a), batch_size=16), 2)
+    one_into_two = (
+        r"a single StreamingDataset, but it is loaded into a CombinedStreamingDataset of 2"
+    )
+    with pytest.raises(ValueError, match=one_into_two):
+        ld.StreamingDataLoader(mixture(corpora), batch_size=16).load_state_dict(state)
+
+
+@pytest.mark.parametrize("state", [{}, {"num_samples_yielded": 3}, [1, 2], None])
+def test_a_state_that_is_no_loader_state_is_named(corpora, state):
+    loader = ld.StreamingDataLoader(mixture(corpora), batch_size=16)
+    with pytest.raises(ValueError, match=r"needs what StreamingDataLoader.state_dict\(\) returned"):
+        loader.load_state_dict(state)
