@@ -45,9 +45,10 @@ def require_loader_state(state: Any) -> Mapping[str, Any]:
     Raises:
         ValueError: It is something else; the message says what it looks like.
     """
-    loader = isinstance(state, Mapping) and all(key in state for key in _LOADER_KEYS)
-    if loader and isinstance(state["dataset"], Mapping):
-        return state
+    if isinstance(state, Mapping) and all(key in state for key in _LOADER_KEYS):
+        checked: Mapping[str, Any] = state
+        if isinstance(checked["dataset"], Mapping):
+            return checked
     raise ValueError(
         f"StreamingDataLoader.load_state_dict() needs what StreamingDataLoader.state_dict() "
         f"returned (keys {list(_LOADER_KEYS)}), but it got {describe_state(state)}. Save "
