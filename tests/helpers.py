@@ -18,3 +18,14 @@ def snapshot(directory: Path) -> dict[str, tuple[int, int]]:
         for path in sorted(directory.rglob("*"))
         if path.is_file()
     }
+
+
+def content_snapshot(directory: Path) -> dict[str, str]:
+    """Every file under ``directory`` (hidden ones included) with a hash of its content."""
+    import hashlib
+
+    return {
+        str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }

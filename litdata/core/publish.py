@@ -32,11 +32,12 @@ def disk_full(error: OSError, path: str | os.PathLike[str], needed: int) -> Disk
     """The clear error for ``error`` if it says the disk (or quota) is full, else ``None``."""
     if error.errno not in _FULL:
         return None
-    return DiskFullError(
-        errno.ENOSPC,
+    full = DiskFullError(
         f"No space left to write {os.fspath(path)} ({needed:,} bytes needed): the disk or quota "
-        f"is full. Free space or choose another location; nothing was left half-written.",
+        f"is full. Free space or choose another location; nothing was left half-written."
     )
+    full.errno = error.errno
+    return full
 
 
 @contextlib.contextmanager

@@ -111,7 +111,7 @@ class StreamingDataset(IterableDataset[Any]):
         super().__init__()
         check_options(shuffle, drop_last, seed, max_pre_download, num_canonical_nodes)
         self.transforms = check_transforms(transform)
-        self.max_cache_size = cache_budget(max_cache_size)
+        self.max_cache_size = cache_budget(max_cache_size, cache_dir)
         self.max_pre_download = max_pre_download
         self.input_dir = os.fspath(input_dir)
         self.cache_dir = cache_dir
@@ -289,20 +289,23 @@ class StreamingDataset(IterableDataset[Any]):
         chunks = [regions[segment.region].chunk for segment in segments]
         last_use = {chunk: number for number, chunk in enumerate(chunks)}
         reader.prefetch(chunks, self.max_pre_download)
-        for number, segment in enumerate(segments):
-            region = regions[segment.region]
-            order = strategy.item_order(segment.region, region.size, seed, epoch)
-            chunk = reader.chunk(region.chunk)
-            chunk.prefetch()  # the kernel reads the chunk ahead while we decode
-            start = region.start
-            for first in range(segment.offset, segment.offset + segment.count, size):
-                last = min(first + size, segment.offset + segment.count)
-                run = [read(chunk, start + position) for position in order[first:last]]
-                if transforms:
-                    run = [self._transformed(sample) for sample in run]
-                yield run
-            if last_use[region.chunk] == number:  # done with this chunk for the epoch
-                reader.done_with(region.chunk)
+        try:
+            for number, segment in enumerate(segments):
+                region = regions[segment.region]
+                order = strategy.item_order(segment.region, region.size, seed, epoch)
+                chunk = reader.chunk(region.chunk)
+                chunk.prefetch()  # the kernel reads the chunk ahead while we decode
+                start = region.start
+                for first in range(segment.offset, segment.offset + segment.count, size):
+                    last = min(first + size, segment.offset + segment.count)
+                    run = [read(chunk, start + position) for position in order[first:last]]
+                    if transforms:
+                        run = [self._transformed(sample) for sample in run]
+                    yield run
+                if last_use[region.chunk] == number:  # done with this chunk for the epoch
+                    reader.done_with(region.chunk)
+        finally:  # an error, or a reader that stopped early: no fetch goes on behind its back
+            reader.close()
 
     def rotation(self, topology: Topology) -> int:
         """How far to rotate worker ids so a same-topology resume continues the round robin."""

@@ -55,8 +55,8 @@ def check_batch_size(batch_size: object) -> int:
     return batch_size
 
 
-def cache_budget(max_cache_size: int | float | str | None) -> int:
-    """The cache budget in bytes.
+def cache_budget(max_cache_size: int | float | str | None, cache_dir: str | None = None) -> int:
+    """The cache budget in bytes, for a cache under ``cache_dir`` (or the default cache root).
 
     ``None`` means 75% of the free space where the cache lives, keeping 50 GB free when there
     is more than that; a float (or numeric string) in (0, 1] is that fraction of the free space;
@@ -65,7 +65,7 @@ def cache_budget(max_cache_size: int | float | str | None) -> int:
     Raises:
         ValueError: The value is none of these.
     """
-    root = config.cache_root()
+    root = Path(cache_dir).expanduser() if cache_dir else config.cache_root()
     probe = next((p for p in [root, *root.parents] if p.exists()), Path("/"))
     free = shutil.disk_usage(probe).free
     if max_cache_size is None:

@@ -132,9 +132,11 @@ class ChunkCache:
                     f"Waited {WAIT_SECONDS:.0f} s for another process to fetch chunk "
                     f"{entry.filename} of {self.location.url} into {target}; it is stuck."
                 )
-            if not target.exists():
-                self._fetch(entry, target)
-            lock.release()  # then hold it shared, like any reader
+            try:
+                if not target.exists():
+                    self._fetch(entry, target)
+            finally:
+                lock.release()  # then hold it shared, like any reader
         os.utime(target)  # most recently used
         self._holds[chunk_index] = lock
         return str(target)
