@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test faults lint bench clean
 
 # (Re)create the virtualenv when pyproject.toml changes. torch is pinned to the local CPU wheel.
 $(STAMP): pyproject.toml tests/plugin_example/pyproject.toml
@@ -20,6 +20,9 @@ demo: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -n 2
+
+faults: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q tests/faults
 
 lint: $(STAMP)
 	$(BIN)/ruff check --output-format=concise .

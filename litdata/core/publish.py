@@ -17,7 +17,14 @@ from pathlib import Path
 
 from litdata.core.errors import DiskFullError
 
-__all__ = ["disk_full", "publish_bytes", "publish_parts", "publishing", "temporary_sibling"]
+__all__ = [
+    "disk_full",
+    "publish_bytes",
+    "publish_parts",
+    "published_name",
+    "publishing",
+    "temporary_sibling",
+]
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -26,6 +33,17 @@ def temporary_sibling(path: str | os.PathLike[str]) -> Path:
     """A fresh hidden name next to ``path`` (``.<name>.tmp.<pid>.<random>``)."""
     path = Path(path)
     return path.with_name(f".{path.name}.tmp.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+
+
+def published_name(name: str) -> str | None:
+    """The file a temporary sibling was for (``.x.bin.tmp.12.ab`` -> ``x.bin``), else ``None``.
+
+    A process killed while publishing leaves its temporary file behind; this recognises it.
+    """
+    if not name.startswith("."):
+        return None
+    target, marker, _ = name[1:].rpartition(".tmp.")
+    return target if marker and target else None
 
 
 def disk_full(error: OSError, path: str | os.PathLike[str], needed: int) -> DiskFullError | None:

@@ -31,6 +31,7 @@ from litdata.core.chunks.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
 from litdata.core.location import Location, resolve
+from litdata.core.publish import published_name
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
 from litdata.processing.lock import LOCK_FILENAME, OutputLock
@@ -46,9 +47,19 @@ _SHOWN = 5  # foreign files named in a refusal
 
 
 def dataset_files(names: Collection[str]) -> list[str]:
-    """The chunk files and indexes (whole or per-writer) among ``names``, ``index.json`` first."""
+    """The chunk files and indexes (whole or per-writer) among ``names``, ``index.json`` first.
+
+    Temporary files a killed writer left while publishing one of them are included.
+    """
     files = [name for name in names if parse_chunk_filename(name)]
     files.extend(rank_index_names(names))
+    targets = {name: published_name(name) for name in names}
+    files.extend(
+        name
+        for name, target in targets.items()
+        if target
+        and (parse_chunk_filename(target) or target == INDEX_FILENAME or rank_index_names([target]))
+    )
     return [INDEX_FILENAME, *files] if INDEX_FILENAME in names else files
 
 

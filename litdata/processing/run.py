@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +157,7 @@ def run_job(
     Raises:
         PluginValidationError: The executor did not return one summary dict per worker.
     """
-    with ProgressBar(total, description, verbose) as bar:
+    with _terminate_as_exit(), ProgressBar(total, description, verbose) as bar:
         summaries = runner.run(job, source, workers, bar)
     if not (
         isinstance(summaries, list)
@@ -169,6 +172,28 @@ def run_job(
             f"(litdata.testing.ExecutorContract checks it)."
         )
     return summaries
+
+
+@contextlib.contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """While workers run, ``SIGTERM`` unwinds the driver like ``Ctrl-C`` does.
+
+    The workers are then stopped, the partial output is removed and the lock released, and
+    the process exits with status 143, instead of dying with its workers left behind.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        logger.warning("terminated (SIGTERM): stopping the workers and cleaning up")
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def report_done(message: str, start: float, verbose: bool) -> None:

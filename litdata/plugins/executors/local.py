@@ -241,9 +241,13 @@ class _Collector:
         return True
 
     def run(self) -> list[dict[str, Any]]:
+        checked = time.monotonic()
         while len(self.summaries) < len(self.processes):
-            if not self._receive(_POLL_SECONDS):
+            received = self._receive(_POLL_SECONDS)
+            if not received or time.monotonic() - checked > _POLL_SECONDS:
+                # A dead worker is noticed even while the others keep reporting.
                 self._check_alive()
+                checked = time.monotonic()
         return [self.summaries[rank] for rank in range(len(self.processes))]
 
     def _check_alive(self) -> None:

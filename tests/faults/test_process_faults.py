@@ -1,0 +1,113 @@
+"""Faults of processes: a killed worker, a driver interrupted or terminated."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import litdata as ld
+from litdata.core.errors import ProcessingError
+
+TESTS = Path(__file__).resolve().parents[1]
+DRIVER = """
+import sys
+import fns
+import litdata as ld
+ld.optimize(fns.slow_record, range(2000), sys.argv[1], chunk_size=10, num_workers=2,
+            keep_data_ordered=True, verbose=False)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_for(condition, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.fault("an optimize worker killed (kill -9)")
+def test_a_killed_worker_stops_the_run(tmp_path, record):
+    output = tmp_path / "out"
+    parent = os.getpid()
+
+    def kill_a_worker():
+        _wait_for(lambda: any(output.glob("chunk-*")))
+        workers = [pid for pid in _children(parent) if _alive(pid)]
+        record.start()
+        os.kill(workers[-1], signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_a_worker)
+    killer.start()
+    with pytest.raises(
+        ProcessingError, match=r"Worker \d died with exit code -9 \(killed by signal 9"
+    ):
+        ld.optimize(
+            __import__("fns").slow_record,
+            range(2000),
+            str(output),
+            chunk_size=10,
+            num_workers=2,
+            verbose=False,
+        )
+    record.failed()
+    killer.join()
+    assert not (output / "index.json").exists()
+    assert not list(output.glob("chunk-*"))
+    assert _wait_for(lambda: not [pid for pid in _children(parent) if _alive(pid)], 10)
+    record("ProcessingError naming the worker and the signal; others stopped, output cleaned")
+
+
+@pytest.mark.fault("the optimize driver interrupted")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_driver_cleans_up(tmp_path, record, signum):
+    record.fault += f" ({signal.Signals(signum).name})"
+    output = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(output)],
+        env=env,
+        start_new_session=True,
+        stderr=subprocess.DEVNULL,
+    )
+    assert _wait_for(lambda: any(output.glob("chunk-*")))
+    workers = _children(driver.pid)
+    record.start()
+    driver.send_signal(signum)  # the driver only, as a scheduler would
+    code = driver.wait(30)
+    record.failed()
+    assert code != 0
+    assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 10)
+    assert not (output / "index.json").exists()
+    assert not list(output.glob("chunk-*"))
+    assert not (output / ".litdata.lock").exists()
+    record(f"exit status {code}; workers stopped, partial output and lock removed")
