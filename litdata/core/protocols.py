@@ -8,7 +8,7 @@ the core calls, and ``litdata.testing`` has a contract test class for each kind.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ __all__ = [
     "InPlaceStorage",
     "ItemDecoder",
     "PickleAware",
+    "RangedDecoder",
     "RangedStorage",
     "Serializer",
     "ShuffleStrategy",
@@ -249,6 +250,34 @@ class ItemDecoder(Protocol):
 
     def read(self, chunk: Any, position: int) -> Any:
         """The item at ``position`` of a chunk that ``open`` returned."""
+        ...
+
+
+@runtime_checkable
+class RangedDecoder(Protocol):
+    """A decoder that can read one item from byte ranges of a chunk, without the whole chunk.
+
+    ``DatasetReader[i]`` uses it for remote chunks that are not cached: two small ranged reads
+    (the chunk's offsets, then the item) instead of a whole download.
+    """
+
+    def item_span(
+        self, entry: ChunkEntry, position: int, header: Callable[[int, int], bytes]
+    ) -> tuple[int, int]:
+        """The ``[start, end)`` bytes of item ``position`` in the chunk file.
+
+        Args:
+            entry: The chunk's index entry.
+            position: The item.
+            header: Reads bytes ``[start, end)`` of the chunk's header (cached by the reader).
+
+        Raises:
+            ChunkCorruptError: The offsets are inconsistent with the entry.
+        """
+        ...
+
+    def decode_item(self, data: memoryview, where: str) -> Any:
+        """Decode an item from its bytes (``where`` names it in errors)."""
         ...
 
 

@@ -17,6 +17,7 @@ from litdata.core.items.loaders import ItemLoader
 from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.location import Location, resolve
 from litdata.core.protocols import ChunkHandle, Encryptor, ItemDecoder, Serializer
+from litdata.core.ranged import RangedItems
 from litdata.core.reading import ReadOptions
 from litdata.core.source import Dataset, open_dataset
 
@@ -91,12 +92,14 @@ class DatasetReader:
         self._length = self._ends[-1] if self._ends else 0
         self._open: OrderedDict[int, ChunkHandle] = OrderedDict()
         self._prefetcher: Prefetcher | None = None
+        self._ranged: RangedItems | None = None
+        self._ranges_allowed = config.flag("LITDATA_RANGED_READS", default=True)
         #: Who reads (``"rank 0, worker 1"``), named in messages about slow chunks.
         self.reader_name = "this process"
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_open=OrderedDict(), _decoder=None, _prefetcher=None)
+        state.update(_open=OrderedDict(), _decoder=None, _prefetcher=None, _ranged=None)
         return state
 
     def __len__(self) -> int:
@@ -160,8 +163,27 @@ class DatasetReader:
         self.cache.release(chunk_index)
 
     def read(self, chunk_index: int, position: int) -> Any:
-        """Decode the item at ``position`` of chunk ``chunk_index``."""
-        return self.decoder.read(self.chunk(chunk_index), position)
+        """Decode the item at ``position`` of chunk ``chunk_index``.
+
+        An item of a remote chunk that is neither open nor cached is read with ranged
+        requests (see :mod:`litdata.core.ranged`) rather than by downloading the chunk.
+        """
+        found = self._open.get(chunk_index)
+        if found is None:
+            ranged = self._ranged_items()
+            if ranged is not None and not self.cache.cached(chunk_index):
+                return ranged.read(chunk_index, position)
+            found = self.chunk(chunk_index)
+        return (self._decoder or self.decoder).read(found, position)
+
+    def _ranged_items(self) -> RangedItems | None:
+        if self._ranged is None and self._ranges_allowed:
+            decoder = self.decoder
+            if RangedItems.suits(self.location, self.index, decoder):
+                self._ranged = RangedItems(self.location, self.index, decoder)  # type: ignore[arg-type]
+            else:
+                self._ranges_allowed = False
+        return self._ranged
 
     def __getitem__(self, index: int) -> Any:
         if index < 0:
@@ -169,9 +191,7 @@ class DatasetReader:
         if not 0 <= index < self._length:
             raise IndexError(f"Index {index} is out of range for {self._length} items.")
         chunk = bisect_right(self._ends, index)
-        found = self._open.get(chunk) or self.chunk(chunk)
-        decoder = self._decoder or self.decoder
-        return decoder.read(found, index - self._starts[chunk])
+        return self.read(chunk, index - self._starts[chunk])
 
     def close(self) -> None:
         """Stop prefetching and close every chunk."""

@@ -141,6 +141,12 @@ class ChunkCache:
         self._holds[chunk_index] = lock
         return str(target)
 
+    def cached(self, chunk_index: int) -> bool:
+        """Whether chunk ``chunk_index`` is a local file already (in place, or in the cache)."""
+        if self.in_place:
+            return True
+        return (self.directory / self._plain_name(self.index.chunks[chunk_index])).exists()
+
     def release(self, chunk_index: int) -> None:
         """Stop holding chunk ``chunk_index``: it may be evicted again."""
         lock = self._holds.pop(chunk_index, None)

@@ -9,6 +9,7 @@ chunk's end are dropped), decoded by the serializer the index names.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -139,6 +140,19 @@ class TokensDecoder:
     def open(self, path: str, entry: ChunkEntry) -> ChunkFile:
         """Map the chunk file (or decrypt an encrypted one into memory)."""
         return ChunkFile.open(path, entry, self._decrypt)
+
+    def item_span(
+        self, entry: ChunkEntry, position: int, header: Callable[[int, int], bytes]
+    ) -> tuple[int, int]:
+        """Where window ``position`` lies in the chunk file (no offsets needed)."""
+        if self._decrypt is not None:
+            raise TypeError("an encrypted chunk cannot be read in ranges")
+        start = header_size(entry.chunk_size) + self._item_bytes * position
+        return start, start + self._item_bytes
+
+    def decode_item(self, data: memoryview, where: str) -> Any:
+        """Decode one window's bytes."""
+        return self._deserialize(data)
 
     def read(self, chunk: ChunkFile, position: int) -> Any:
         """Window ``position`` of ``chunk``, as the serializer decodes it (owning its memory)."""

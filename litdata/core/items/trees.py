@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from litdata.core.chunks.file import ChunkFile
+from litdata.core.chunks.layout import header_size
 from litdata.core.encryption import decrypting, reader_encryptor
 from litdata.core.errors import (
     ChunkCorruptError,
@@ -246,6 +247,33 @@ class PyTreeDecoder:
             raise ChunkCorruptError(f"Chunk {chunk.path}, item {position}: {error}") from None
         except Exception as error:
             raise self._blame(chunk, position, error) from error
+
+    def item_span(
+        self, entry: ChunkEntry, position: int, header: Callable[[int, int], bytes]
+    ) -> tuple[int, int]:
+        """Where item ``position`` lies in the chunk file, from the chunk's offsets.
+
+        Raises:
+            ChunkCorruptError: The offsets are inconsistent with the index entry.
+        """
+        if self._chunk_decrypt is not None:
+            raise TypeError("a chunk-level encrypted chunk cannot be read in ranges")
+        start, end = struct.unpack("<II", header(4 + 4 * position, 12 + 4 * position))
+        if not header_size(entry.chunk_size) <= start <= end <= entry.chunk_bytes:
+            raise ChunkCorruptError(
+                f"Chunk {entry.filename}, item {position}: its offsets {start}..{end} fall "
+                f"outside the chunk's {entry.chunk_bytes} bytes. The chunk is corrupt."
+            )
+        return start, end
+
+    def decode_item(self, data: memoryview, where: str) -> Any:
+        """Decode (and decrypt, per sample) one item's bytes."""
+        try:
+            if self._item_decrypt is not None:
+                data = memoryview(self._item_decrypt(data))
+            return self.decode(data)
+        except ChunkCorruptError as error:
+            raise ChunkCorruptError(f"{where}: {error}") from None
 
     def _blame(self, chunk: ChunkFile, position: int, error: Exception) -> Exception:
         """Name the serializer whose leaf failed to decode (only ever on the error path)."""
