@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
-from litdata.core.errors import DatasetNotFoundError, PluginValidationError
+from litdata.core.cache.directory import cache_home, recall, remember
+from litdata.core.errors import DatasetNotFoundError, PluginValidationError, StorageError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
 from litdata.core.location import Location, is_url, resolve
 from litdata.core.protocols import FormatAdapter
@@ -13,6 +15,8 @@ from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry import hooks, registries
 
 __all__ = ["Dataset", "open_dataset"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,9 @@ def _missing(location: Location) -> DatasetNotFoundError:
 
 
 def open_dataset(
-    location: str | os.PathLike[str] | Location, index_path: str | os.PathLike[str] | None = None
+    location: str | os.PathLike[str] | Location,
+    index_path: str | os.PathLike[str] | None = None,
+    cache_dir: str | None = None,
 ) -> Dataset:
     """Find the dataset at ``location``: its storage backend, format and index.
 
@@ -63,6 +69,8 @@ def open_dataset(
         location: A path, a URL, or a resolved location (with its storage options).
         index_path: Use the index in this file (or in the directory holding it) instead of the
             dataset's own.
+        cache_dir: The cache root: a remote dataset's index is kept there, and used when the
+            storage is unreachable (a warm cache needs no network).
 
     Raises:
         DatasetNotFoundError: There is no dataset at ``location``.
@@ -71,17 +79,28 @@ def open_dataset(
     """
     where = resolve(location)
     given = None if index_path is None else _read_index_file(where, os.fspath(index_path))
-    name = hooks.detect_format(where, given)
-    if name is None:
-        raise _missing(where)
-    adapter = registries.formats.create(name)
-    index = given or adapter.read_index(where)
+    home = None if where.local_path is not None else cache_home(where.url, cache_dir)
+    try:
+        name = hooks.detect_format(where, given)
+        if name is None:
+            raise _missing(where)
+        adapter = registries.formats.create(name)
+        index = given or adapter.read_index(where)
+    except StorageError as error:
+        kept = recall(home) if home is not None else None
+        if kept is None:
+            raise
+        name, index = kept
+        logger.warning("%s is unreachable (%s); using the index kept in the cache", where, error)
+        return Dataset(where, index, registries.formats.create(name))
     if not isinstance(index, DatasetIndex):
         raise PluginValidationError(
             f"The dataset format {name!r} ({registries.formats.info(name).origin}) returned "
             f"{type(index).__name__} from read_index for {where.url}; it must return a "
             f"DatasetIndex. Fix the plugin (litdata.testing.FormatContract checks it)."
         )
+    if home is not None:
+        remember(home, name, index)
     return Dataset(where, index, adapter)
 
 

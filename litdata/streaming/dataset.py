@@ -124,7 +124,7 @@ class StreamingDataset(IterableDataset[Any]):
             allow_pickle=allow_pickle,
             cache_dir=cache_dir,
             item_loader=item_loader,
-            dataset=open_dataset(location, index_path),
+            dataset=open_dataset(location, index_path, cache_dir),
             encryption=encryption,
             max_cache_size=self.max_cache_size,
             verify=verify,

@@ -10,6 +10,7 @@ import pytest
 import litdata as ld
 from litdata.core.errors import DatasetExistsError
 from litdata.core.location import resolve
+from litdata.plugins.storage.memory import MemoryStorage
 
 
 def _samples(count):
@@ -80,3 +81,51 @@ def test_the_cache_budget_evicts_chunks_nobody_reads(url, tmp_path):
     assert peak <= 5 * size + 3 * size, (peak, size)
     left = [name for _, _, files in os.walk(cache) for name in files if name.endswith(".bin")]
     assert 5 <= len(left) <= 8  # chunks were evicted as the epoch went on
+
+
+class FlakyStorage(MemoryStorage):
+    """The memory backend, which can be taken offline."""
+
+    name = "flaky"
+    offline = False
+
+    def _check(self):
+        if FlakyStorage.offline:
+            raise ConnectionError("the network is down")
+
+    def download(self, url, local_path):
+        self._check()
+        super().download(url, local_path)
+
+    def exists(self, url):
+        self._check()
+        return super().exists(url)
+
+    def list(self, url):
+        self._check()
+        return super().list(url)
+
+
+@pytest.fixture
+def flaky(monkeypatch):
+    from litdata.core.registry import registries
+
+    monkeypatch.setenv("LITDATA_STORAGE_ATTEMPTS", "1")
+    with registries.storage.isolated():
+        registries.storage.register("flaky", FlakyStorage)
+        FlakyStorage.offline = False
+        yield f"flaky://warm-{uuid.uuid4().hex[:8]}/ds"
+        FlakyStorage.offline = False
+
+
+def test_a_warm_cache_needs_no_network(flaky, tmp_path):
+    ld.write_dataset(_samples(50), flaky, chunk_size=10)
+    cache = str(tmp_path / "cache")
+    assert sorted(s["id"] for s in ld.StreamingDataset(flaky, cache_dir=cache)) == list(range(50))
+    FlakyStorage.offline = True
+    ds = ld.StreamingDataset(flaky, cache_dir=cache, shuffle=True)
+    assert sorted(s["id"] for s in ds) == list(range(50))
+    assert ds[7]["id"] == 7
+    # A cold cache offline is a clear error naming the URL.
+    with pytest.raises(OSError, match=rf"{flaky}.*failed 1 times.*the network is down"):
+        ld.StreamingDataset(flaky, cache_dir=str(tmp_path / "cold"))

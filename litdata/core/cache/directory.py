@@ -1,20 +1,25 @@
 """Where a dataset's cached files live: ``<cache root>/<md5 of its URL>/<version>/``.
 
 The version is the index's ``updated_at``: a dataset rewritten under the same URL gets a new
-directory, and the directories of other versions are removed. The index itself is cached in
-``<cache root>/<md5 of its URL>/index.json``, so a warm cache opens with no network at all.
+directory, and the directories of other versions are removed. A remote dataset's index (and
+its format) is kept in ``<cache root>/<md5 of its URL>/dataset.json``, so a warm cache opens
+with no network at all.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
 from litdata.core import config
-from litdata.core.index import INDEX_FILENAME, DatasetIndex
+from litdata.core.index import DatasetIndex, parse_index
+from litdata.core.publish import publish_bytes
 
-__all__ = ["cache_home", "cached_index_path", "version_dir"]
+_RECORD = "dataset.json"
+
+__all__ = ["cache_home", "recall", "remember", "version_dir"]
 
 
 def _digest(text: str) -> str:
@@ -32,9 +37,20 @@ def cache_home(url: str, cache_dir: str | None = None) -> Path:
     return root / _digest(url)
 
 
-def cached_index_path(home: Path) -> Path:
-    """Where the last index seen for a dataset is kept."""
-    return home / INDEX_FILENAME
+def remember(home: Path, format_name: str, index: DatasetIndex) -> None:
+    """Keep a remote dataset's format and index, for opening it offline later."""
+    home.mkdir(parents=True, exist_ok=True)
+    record = {"format": format_name, "index": index.to_json()}
+    publish_bytes(home / _RECORD, json.dumps(record, sort_keys=True).encode())
+
+
+def recall(home: Path) -> tuple[str, DatasetIndex] | None:
+    """The format and index :func:`remember` kept, if any (and readable)."""
+    try:
+        record = json.loads((home / _RECORD).read_bytes())
+        return str(record["format"]), parse_index(record["index"], str(home / _RECORD))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def version_dir(home: Path, index: DatasetIndex) -> Path:
