@@ -7,17 +7,17 @@ import sys
 from collections.abc import Sequence
 
 from litdata.__about__ import __version__
-from litdata.cli import plugins, verify
+from litdata.cli import cache, plugins, verify
 
 __all__ = ["main"]
 
-_COMMANDS = (plugins, verify)
+_COMMANDS = (cache, plugins, verify)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``litdata`` command line and return its exit status."""
     parser = argparse.ArgumentParser(
-        prog="litdata", description="Inspect litdata plugins and datasets."
+        prog="litdata", description="Inspect litdata plugins, datasets and the chunk cache."
     )
     parser.add_argument("--version", action="version", version=f"litdata {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

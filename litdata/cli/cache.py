@@ -1,0 +1,48 @@
+"""``litdata cache path|clear [URL]``: where the chunk cache is, and emptying it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from litdata.core import config
+from litdata.core.cache.directory import cache_home
+from litdata.core.location import resolve
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(commands: Any) -> None:
+    """Register the ``cache`` command."""
+    parser = commands.add_parser("cache", help="show or clear the local chunk cache")
+    parser.add_argument("action", choices=["path", "clear"], help="print the path, or delete")
+    parser.add_argument(
+        "dataset", nargs="?", help="only this dataset's cache (its URL or path), not all of it"
+    )
+    parser.add_argument("--cache-dir", help="the cache root (default: LITDATA_CACHE_DIR)")
+    parser.set_defaults(run=run)
+
+
+def _size(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the cache folder, or delete it (all of it, or one dataset's)."""
+    root = Path(args.cache_dir).expanduser() if args.cache_dir else config.cache_root()
+    target = root if args.dataset is None else cache_home(resolve(args.dataset).url, str(root))
+    if args.action == "path":
+        print(target)
+        return 0
+    if not target.exists():
+        print(f"{target}: nothing cached.")
+        return 0
+    size = _size(target)
+    shutil.rmtree(target)
+    print(f"Removed {target} ({size / 1e6:,.1f} MB).")
+    if args.dataset is None:
+        os.makedirs(root, exist_ok=True)
+    return 0
