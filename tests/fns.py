@@ -53,3 +53,20 @@ def write_file(i, output_dir):
 
 def returns_value(i, output_dir):
     return i
+
+
+def file_size(path):
+    """An optimize fn reading a local file (a remote input, downloaded first)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return {"name": Path(path).name, "size": len(data), "first": data[0]}
+
+
+def passes_url(url):
+    """An optimize fn that receives the URL itself."""
+    return {"url": url}
+
+
+def copy_file(path, output_dir):
+    """A map fn copying a downloaded input into its output folder."""
+    Path(output_dir, Path(path).name + ".copy").write_bytes(Path(path).read_bytes())

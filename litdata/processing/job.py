@@ -24,6 +24,7 @@ from litdata.core.upload import Uploader
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
 from litdata.core.writer import ChunkWriter
 from litdata.processing.checkpoint import Checkpoint, WorkerState
+from litdata.processing.inputs import InputDownloads
 
 __all__ = ["MapJob", "OptimizeJob"]
 
@@ -95,6 +96,7 @@ class OptimizeJob:
             background, in order), then deleted locally.
         checkpoints: The output's ``.checkpoints`` location (``use_checkpoint``), else ``None``.
         resume: Each rank's checkpointed state.
+        inputs: Downloads the remote files inputs name, before ``fn`` sees them.
     """
 
     fn: Callable[[Any], Any]
@@ -107,9 +109,11 @@ class OptimizeJob:
     upload_to: Location | None = None
     checkpoints: Location | None = None
     resume: Mapping[int, WorkerState] = field(default_factory=dict)
+    inputs: InputDownloads | None = None
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return ``{"samples": ...}``."""
+        fn = self.inputs.wrap(self.fn) if self.inputs is not None else self.fn
         state = self.resume.get(rank)
         uploader = Uploader(self.upload_to) if self.upload_to is not None else None
         writer = ChunkWriter(
@@ -139,14 +143,18 @@ class OptimizeJob:
         def handle(item: Any) -> int:
             nonlocal seen
             chunks_before = len(writer.chunks)
-            samples = _write(writer, self.fn(item), generator)
+            samples = _write(writer, fn(item), generator)
             seen += 1
             if len(writer.chunks) > chunks_before:
                 # The inputs seen are all in written chunks, unless this one's sample is buffered.
                 save(seen if writer.buffered == 0 else seen - 1)
             return samples
 
-        _each(rank, inputs, report, handle)
+        try:
+            _each(rank, inputs, report, handle)
+        finally:
+            if self.inputs is not None:
+                self.inputs.clean()
         writer.close()
         if uploader is not None:
             index = self.write_dir / rank_index_filename(rank)
@@ -182,20 +190,23 @@ class MapJob:
         upload_to: A remote output: after each input, the files ``fn`` wrote into this
             worker's own folder under ``output_dir`` are uploaded there (same relative paths),
             then deleted locally.
+        inputs: Downloads the remote files inputs name, before ``fn`` sees them.
     """
 
     fn: Callable[[Any, str], Any]
     output_dir: Path
     upload_to: Location | None = None
+    inputs: InputDownloads | None = None
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return an empty summary."""
         target = self.output_dir if self.upload_to is None else self.output_dir / f"worker-{rank}"
         target.mkdir(parents=True, exist_ok=True)
         uploader = Uploader(self.upload_to) if self.upload_to is not None else None
+        fn = self.inputs.wrap(self.fn) if self.inputs is not None else self.fn
 
         def handle(item: Any) -> int:
-            result = self.fn(item, str(target))
+            result = fn(item, str(target))
             if result is not None:
                 raise TypeError(
                     f"map's fn must write its outputs into the directory it is given and return "
@@ -208,7 +219,11 @@ class MapJob:
                         uploader.upload(path, path.relative_to(target).as_posix())
             return 0
 
-        _each(rank, inputs, report, handle)
+        try:
+            _each(rank, inputs, report, handle)
+        finally:
+            if self.inputs is not None:
+                self.inputs.clean()
         if uploader is not None:
             uploader.wait()
         return {}

@@ -18,6 +18,7 @@ from litdata.processing.run import (
     check_fn,
     check_workers,
     deal,
+    input_downloads,
     make_output_dir,
     prepare_inputs,
     report_done,
@@ -42,6 +43,7 @@ def map(  # LitData's public name
     verbose: bool = True,
     executor: str | Executor | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    input_dir: str | os.PathLike[str] | None = None,
 ) -> None:
     """Call ``fn(input, output_dir)`` on every input, in parallel workers.
 
@@ -61,7 +63,9 @@ def map(  # LitData's public name
         start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` for local workers.
         verbose: Show a progress bar.
         executor: An executor plugin's name or instance; local processes by default.
-        storage_options: Options for the output's storage backend (credentials, endpoint).
+        storage_options: Options for the storage backends (credentials, endpoint).
+        input_dir: A remote folder whose files the inputs name: each is downloaded before
+            ``fn`` is called, which gets the local path, and removed after.
 
     Raises:
         ValueError: Bad arguments, or ``output_dir`` is not empty with ``error_when_not_empty``.
@@ -89,7 +93,7 @@ def map(  # LitData's public name
     try:
         run_job(
             runner,
-            MapJob(fn, staging, remote),
+            MapJob(fn, staging, remote, input_downloads(input_dir, storage_options)),
             source,
             workers,
             total=len(items),

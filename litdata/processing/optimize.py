@@ -20,6 +20,7 @@ from litdata.processing.run import (
     check_fn,
     check_workers,
     deal,
+    input_downloads,
     prepare_inputs,
     report_done,
     resolve_executor,
@@ -111,6 +112,7 @@ def optimize(
     executor: str | Executor | None = None,
     encryption: Encryptor | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    input_dir: str | os.PathLike[str] | None = None,
 ) -> None:
     """Call ``fn`` on every input, in parallel workers, and write its samples as a dataset.
 
@@ -141,7 +143,10 @@ def optimize(
         verbose: Show a progress bar.
         executor: An executor plugin's name or instance; local processes by default.
         encryption: Encrypt each sample or chunk with this key (see its ``level``).
-        storage_options: Options for the output's storage backend (credentials, endpoint).
+        storage_options: Options for the storage backends (credentials, endpoint).
+        input_dir: A remote folder whose files the inputs name (``"s3://bucket/raw/x.jpg"``):
+            each is downloaded before ``fn`` is called, which gets the local path, and removed
+            after. Without it, inputs reach ``fn`` as they are.
 
     Raises:
         ValueError: Bad or contradictory arguments; the message says which.
@@ -196,6 +201,7 @@ def optimize(
             output.existing.config if output.existing else None,
             output.chunk_starts,
             upload_to=output.upload_to,
+            inputs=input_downloads(input_dir, storage_options),
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
             checkpoints = output.checkpoints

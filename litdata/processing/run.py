@@ -9,14 +9,16 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import PluginValidationError
+from litdata.core.location import resolve
 from litdata.core.protocols import Executor
 from litdata.core.registry import known, registries
 from litdata.core.work import Job, SharedInputs, Slices, WorkSource
+from litdata.processing.inputs import InputDownloads
 from litdata.processing.progress import ProgressBar
 from litdata.processing.split import contiguous_slices, numbered, shared
 
@@ -26,6 +28,7 @@ __all__ = [
     "check_workers",
     "deal",
     "default_num_workers",
+    "input_downloads",
     "make_output_dir",
     "prepare_inputs",
     "report_done",
@@ -68,6 +71,16 @@ def resolve_executor(executor: str | Executor | None, start_method: str | None) 
             f"start_method is for local processes; the {executor!r} executor does not take it."
         )
     return plugin(start_method=start_method)  # type: ignore[call-arg]
+
+
+def input_downloads(
+    input_dir: str | os.PathLike[str] | None, storage_options: Mapping[str, Any] | None
+) -> InputDownloads | None:
+    """What downloads the files inputs name under a remote ``input_dir`` (``None``: nothing)."""
+    if input_dir is None:
+        return None
+    location = resolve(input_dir, storage_options=storage_options)
+    return None if location.local_path is not None else InputDownloads(location)
 
 
 def check_fn(fn: Callable[..., Any]) -> None:
