@@ -53,3 +53,23 @@ def write_file(i, output_dir):
 
 def returns_value(i, output_dir):
     return i
+
+
+def stuck_in_fn(item):
+    """``(i, markers)``: say this worker is inside ``fn``, then take a minute."""
+    _, markers = item
+    Path(markers, f"worker-{os.getpid()}").touch()
+    time.sleep(60)
+
+
+def fails_loudly_on_go(item):
+    """``(i, markers)``: once ``MARKERS/go`` exists, fail with a message bigger than a pipe.
+
+    Reporting that failure fills the events pipe, so the worker blocks sending it until the
+    driver reads it.
+    """
+    _, markers = item
+    Path(markers, f"worker-{os.getpid()}").touch()
+    while not Path(markers, "go").exists():
+        time.sleep(0.02)
+    raise ValueError("x" * (4 << 20))
