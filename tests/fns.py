@@ -70,3 +70,23 @@ def passes_url(url):
 def copy_file(path, output_dir):
     """A map fn copying a downloaded input into its output folder."""
     Path(output_dir, Path(path).name + ".copy").write_bytes(Path(path).read_bytes())
+
+
+def stuck_in_fn(item):
+    """``(i, markers)``: say this worker is inside ``fn``, then take a minute."""
+    _, markers = item
+    Path(markers, f"worker-{os.getpid()}").touch()
+    time.sleep(60)
+
+
+def fails_loudly_on_go(item):
+    """``(i, markers)``: once ``MARKERS/go`` exists, fail with a message bigger than a pipe.
+
+    Reporting that failure fills the events pipe, so the worker blocks sending it until the
+    driver reads it.
+    """
+    _, markers = item
+    Path(markers, f"worker-{os.getpid()}").touch()
+    while not Path(markers, "go").exists():
+        time.sleep(0.02)
+    raise ValueError("x" * (4 << 20))

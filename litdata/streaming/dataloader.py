@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
 
+from litdata.core.lifeline import Lifeline
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.state_shape import require_loader_state
@@ -110,7 +111,10 @@ class StreamingDataLoader(DataLoader[Any]):
         collate_fn: Makes a batch from a list of samples, inside the workers;
             ``litdata_collate`` (PyTorch's default collation, faster) by default.
         **kwargs: Other ``DataLoader`` arguments (``pin_memory``, ``prefetch_factor``,
-            ``multiprocessing_context``...).
+            ``multiprocessing_context``, ``worker_init_fn``...).
+
+    Workers end within a second or so when the training process dies, whatever they are
+    doing (see ``litdata.core.lifeline``).
     """
 
     def __init__(
@@ -173,7 +177,15 @@ class StreamingDataLoader(DataLoader[Any]):
         return self._base_samples + sum(sum(counts) for counts in self._counts)
 
     def _get_iterator(self) -> Any:
-        iterator = super()._get_iterator()
+        # The workers start now, from this thread; each holds a lifeline to this process
+        # first, so that none outlives it, then runs the user's ``worker_init_fn``.
+        init = self.worker_init_fn
+        if self.num_workers > 0:
+            self.worker_init_fn = Lifeline.to_this_thread(then=init)
+        try:
+            iterator = super()._get_iterator()
+        finally:
+            self.worker_init_fn = init
         widen_pipe(getattr(iterator, "_worker_result_queue", None))
         return iterator
 

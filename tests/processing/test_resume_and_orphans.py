@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import leaving_no_process, session_processes, wait_for, wait_until_writing_to_a_pipe
 
 import litdata as ld
 
@@ -123,3 +124,51 @@ def test_workers_exit_when_the_driver_is_killed(tmp_path):
     process.kill()  # the driver only: its workers must notice and stop
     process.wait()
     _wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=10)
+
+
+BLOCKED = """
+import sys
+import fns
+import litdata as ld
+output, fn, markers, start_method = sys.argv[1:]
+ld.optimize(getattr(fns, fn), [(i, markers) for i in range(4)], output, chunk_size=10,
+            num_workers=2, keep_data_ordered=True, start_method=start_method, verbose=False)
+"""
+
+
+def _start_blocked(tmp_path, fn, start_method):
+    """A driver whose two workers call ``fns.<fn>``, and the folder where they say they run."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", BLOCKED, str(tmp_path / "out"), fn, str(markers), start_method],
+        env=env,
+        start_new_session=True,
+    )
+    return driver, markers
+
+
+def _kill_and_expect_no_orphans(driver):
+    driver.kill()
+    driver.wait()
+    wait_for(lambda: not session_processes(driver.pid), timeout=10, what="the workers' exit")
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_workers_inside_fn_exit_when_the_driver_is_killed(tmp_path, start_method):
+    driver, markers = _start_blocked(tmp_path, "stuck_in_fn", start_method)
+    with leaving_no_process(driver):
+        wait_for(lambda: len(list(markers.glob("worker-*"))) == 2, what="fn calls")
+        _kill_and_expect_no_orphans(driver)
+
+
+def test_workers_blocked_reporting_exit_when_the_driver_is_killed(tmp_path):
+    driver, markers = _start_blocked(tmp_path, "fails_loudly_on_go", "fork")
+    with leaving_no_process(driver):
+        wait_for(lambda: len(list(markers.glob("worker-*"))) == 2, what="fn calls")
+        workers = [int(path.name.split("-")[1]) for path in markers.glob("worker-*")]
+        os.kill(driver.pid, signal.SIGSTOP)  # the driver reads no more events
+        (markers / "go").touch()  # each worker's 4 MiB failure report fills the events pipe
+        wait_until_writing_to_a_pipe(workers)
+        _kill_and_expect_no_orphans(driver)

@@ -3,7 +3,9 @@
 Inputs reach workers as a static slice each (ordered mode), through one shared, bounded queue
 (the default: a slow input never idles the other workers), or from the user's own queue.
 Worker events come back on a queue; the first failure stops every worker. Workers also stop by
-themselves if this process dies, so none is left behind.
+themselves if this process dies, so none is left behind: between inputs they finish cleanly,
+and wherever they are blocked (in ``fn``, a long write, sending events nobody reads) their
+``Lifeline`` ends them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any, ClassVar
 
 from litdata.core.errors import ProcessingError
+from litdata.core.lifeline import Lifeline
 from litdata.core.work import (
     Failed,
     Finished,
@@ -99,7 +102,10 @@ def _from_live_queue(source: LiveQueue) -> Iterator[Item]:
         yield position, value
 
 
-def _worker_main(job: Job, rank: int, reader: Callable[[], Iterable[Item]], events: Any) -> None:
+def _worker_main(
+    job: Job, rank: int, reader: Callable[[], Iterable[Item]], events: Any, lifeline: Lifeline
+) -> None:
+    lifeline.hold()
     report: Report = events.put
     try:
         report(Finished(rank, job(rank, _orphan_check(reader()), report)))
@@ -184,9 +190,13 @@ class LocalExecutor:
             readers = [partial(iter, part) for part in source.slices]
         else:
             readers = [partial(_from_live_queue, source)] * num_workers
+        # This thread starts the workers and waits for them: it outlives them (see Lifeline).
+        lifeline = Lifeline(os.getpid())
         processes = [
             context.Process(
-                target=_worker_main, args=(job, rank, reader, events), name=f"litdata-worker-{rank}"
+                target=_worker_main,
+                args=(job, rank, reader, events, lifeline),
+                name=f"litdata-worker-{rank}",
             )
             for rank, reader in enumerate(readers)
         ]
