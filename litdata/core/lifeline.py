@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ORPHANED_EXIT_CODE", "Lifeline"]
+__all__ = ["ORPHANED_EXIT_CODE", "Lifeline", "running"]
 
 #: The exit status of a worker that ended because its parent died.
 ORPHANED_EXIT_CODE = 1
@@ -100,7 +100,7 @@ class Lifeline:
         if os.getppid() != direct:  # our parent died: we were given to init (or a subreaper)
             return False
         # A different direct parent: a fork server, or the parent was gone before we looked.
-        return direct == self.parent or _exists(self.parent)
+        return direct == self.parent or running(self.parent)
 
     def _watch(self, direct: int) -> None:
         while self._parent_alive(direct):
@@ -121,7 +121,7 @@ def _ask_for_death_signal() -> None:
     )
 
 
-def _exists(pid: int) -> bool:
+def running(pid: int) -> bool:
     """Whether process ``pid`` is running (a zombie, dead but not yet reaped, is not)."""
     try:
         os.kill(pid, 0)

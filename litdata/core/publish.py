@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from litdata.core.errors import DiskFullError
+from litdata.core.lifeline import running
 
 __all__ = [
     "disk_full",
@@ -23,6 +24,7 @@ __all__ = [
     "publish_parts",
     "published_name",
     "publishing",
+    "stale_temporaries",
     "temporary_sibling",
 ]
 
@@ -33,6 +35,17 @@ def temporary_sibling(path: str | os.PathLike[str]) -> Path:
     """A fresh hidden name next to ``path`` (``.<name>.tmp.<pid>.<random>``)."""
     path = Path(path)
     return path.with_name(f".{path.name}.tmp.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+
+
+def stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
+    """Temporary files in ``folder`` whose writer process is gone (killed while publishing)."""
+    stale = []
+    for path in Path(folder).iterdir():
+        _, marker, rest = path.name.rpartition(".tmp.")
+        pid = rest.partition(".")[0]
+        if path.name.startswith(".") and marker and pid.isdigit() and not running(int(pid)):
+            stale.append(path)
+    return stale
 
 
 def published_name(name: str) -> str | None:

@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from litdata.core.errors import OutputLockedError
+from litdata.core.lifeline import running
 from litdata.core.location import Location
 
 __all__ = ["LOCK_FILENAME", "OutputLock"]
@@ -42,16 +43,6 @@ def _forget_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
 
 
 def _holder(command: str) -> dict[str, Any]:
@@ -138,7 +129,7 @@ class OutputLock:
             except (ValueError, FileNotFoundError):
                 holder = {}
             mine = holder.get("host") == socket.gethostname()
-            if not (mine and not _alive(int(holder.get("pid", 0)))) and holder.get("active", True):
+            if not (mine and not running(int(holder.get("pid", 0)))) and holder.get("active", True):
                 raise self._refuse(holder, url)
             self.found_stale = True
         mark = {**_holder(self.command), "active": True}

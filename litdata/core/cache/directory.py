@@ -15,7 +15,7 @@ from pathlib import Path
 
 from litdata.core import config
 from litdata.core.index import DatasetIndex, parse_index
-from litdata.core.publish import publish_bytes
+from litdata.core.publish import publish_bytes, stale_temporaries
 
 _RECORD = "dataset.json"
 
@@ -54,7 +54,10 @@ def recall(home: Path) -> tuple[str, DatasetIndex] | None:
 
 
 def version_dir(home: Path, index: DatasetIndex) -> Path:
-    """The folder of this version of the dataset, created; other versions are removed."""
+    """The folder of this version of the dataset, created.
+
+    Other versions are removed, and so are the partial downloads of killed processes.
+    """
     version = index.updated_at or _digest(str(home))
     target = home / version
     if home.is_dir():
@@ -62,4 +65,6 @@ def version_dir(home: Path, index: DatasetIndex) -> Path:
             if stale.is_dir() and stale.name != version:
                 shutil.rmtree(stale, ignore_errors=True)
     target.mkdir(parents=True, exist_ok=True)
+    for partial in stale_temporaries(target):  # downloads of processes that were killed
+        partial.unlink(missing_ok=True)
     return target
