@@ -10,7 +10,7 @@ from typing import Any
 
 from litdata.core import config
 from litdata.core.cache.directory import cache_home
-from litdata.core.location import resolve
+from litdata.core.storage.location import resolve
 
 __all__ = ["add_parser", "run"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
-from litdata.core.publish import publish_bytes
+from litdata.core.storage.publish import publish_bytes
 
 __all__ = [
     "FORMAT_VERSION",

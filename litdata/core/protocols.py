@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from litdata.core.index import ChunkEntry, DatasetIndex
-    from litdata.core.location import Location
     from litdata.core.reading import ReadOptions
+    from litdata.core.storage.location import Location
     from litdata.core.work import Job, Report, WorkSource
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import Any
 
 from litdata.core.chunks.layout import header_size
 from litdata.core.index import DatasetIndex
-from litdata.core.location import Location
 from litdata.core.protocols import ItemDecoder, RangedDecoder
+from litdata.core.storage.location import Location
 
 __all__ = ["RangedItems"]
 

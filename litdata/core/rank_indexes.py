@@ -22,7 +22,7 @@ from litdata.core.index import (
     index_bytes,
     index_from_bytes,
 )
-from litdata.core.location import Location, resolve
+from litdata.core.storage.location import Location, resolve
 
 __all__ = ["merge_rank_indexes", "publish_index", "rank_index_filename", "rank_index_names"]
 

@@ -15,11 +15,11 @@ from litdata.core.cache.prefetch import Prefetcher
 from litdata.core.index import DatasetIndex
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.items.serializer_set import SerializerSet
-from litdata.core.location import Location, resolve
 from litdata.core.protocols import ChunkHandle, Encryptor, ItemDecoder, Serializer
 from litdata.core.ranged import RangedItems
 from litdata.core.reading import ReadOptions
 from litdata.core.source import Dataset, open_dataset
+from litdata.core.storage.location import Location, resolve
 
 __all__ = ["DatasetReader"]
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from litdata.core.cache.directory import cache_home, recall, remember
 from litdata.core.errors import DatasetNotFoundError, PluginValidationError, StorageError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
-from litdata.core.location import Location, is_url, resolve
 from litdata.core.protocols import FormatAdapter
 from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry import hooks, registries
+from litdata.core.storage.location import Location, is_url, resolve
 
 __all__ = ["Dataset", "open_dataset"]
 

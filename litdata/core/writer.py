@@ -31,13 +31,13 @@ from litdata.core.index import (
 )
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.items.serializer_set import SerializerSet
-from litdata.core.location import Location, resolve
 from litdata.core.protocols import Encryptor, Serializer
-from litdata.core.publish import publish_bytes, publish_parts
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_filename
 from litdata.core.registry import hooks, registries
+from litdata.core.storage.location import Location, resolve
+from litdata.core.storage.publish import publish_bytes, publish_parts
+from litdata.core.storage.upload import Uploader
 from litdata.core.units import parse_size
-from litdata.core.upload import Uploader
 
 __all__ = ["ChunkWriter", "check_chunk_options", "write_dataset"]
 

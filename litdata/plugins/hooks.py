@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from litdata.core.index import INDEX_FILENAME, DatasetIndex
-from litdata.core.location import scheme_of
 from litdata.core.registry.hookspecs import hookimpl
+from litdata.core.storage.location import scheme_of
 
 if TYPE_CHECKING:
-    from litdata.core.location import Location
+    from litdata.core.storage.location import Location
 
 __all__ = ["litdata_detect_format", "litdata_resolve_storage", "litdata_shuffle_for"]
 

@@ -22,7 +22,7 @@ from litdata.core.index import (
     DatasetIndex,
     parse_index,
 )
-from litdata.core.location import Location
+from litdata.core.storage.location import Location
 from litdata.core.work import Item, Slices
 
 __all__ = ["CHECKPOINT_DIR", "Checkpoint", "Checkpoints", "WorkerState"]

@@ -17,10 +17,10 @@ from typing import Any
 
 from litdata.core.index import DatasetConfig
 from litdata.core.items.loaders import ItemLoader
-from litdata.core.location import Location
 from litdata.core.protocols import Serializer
 from litdata.core.rank_indexes import rank_index_filename
-from litdata.core.upload import Uploader
+from litdata.core.storage.location import Location
+from litdata.core.storage.upload import Uploader
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
 from litdata.core.writer import ChunkWriter
 from litdata.processing.checkpoint import Checkpoint, WorkerState

@@ -25,7 +25,7 @@ from typing import Any
 
 from litdata.core.errors import OutputLockedError
 from litdata.core.lifeline import running
-from litdata.core.location import Location
+from litdata.core.storage.location import Location
 
 __all__ = ["LOCK_FILENAME", "OutputLock"]
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litdata.core.location import resolve
 from litdata.core.protocols import Executor
+from litdata.core.storage.location import resolve
 from litdata.processing.job import MapJob
 from litdata.processing.lock import LOCK_FILENAME, OutputLock
 from litdata.processing.run import (

@@ -13,9 +13,9 @@ from typing import Any
 from litdata.core.chunks.codecs import chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
-from litdata.core.location import Location, resolve
-from litdata.core.publish import publishing
 from litdata.core.rank_indexes import merge_rank_indexes, publish_index
+from litdata.core.storage.location import Location, resolve
+from litdata.core.storage.publish import publishing
 from litdata.processing.lock import OutputLock
 
 __all__ = ["complete_dataset", "is_complete_dataset", "merge_datasets"]

@@ -30,9 +30,9 @@ from litdata.core import config
 from litdata.core.chunks.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
-from litdata.core.location import Location, resolve
-from litdata.core.publish import published_name
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
+from litdata.core.storage.location import Location, resolve
+from litdata.core.storage.publish import published_name
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
 from litdata.processing.lock import LOCK_FILENAME, OutputLock
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import PluginValidationError
-from litdata.core.location import resolve
 from litdata.core.protocols import Executor
 from litdata.core.registry import known, registries
+from litdata.core.storage.location import resolve
 from litdata.core.work import Job, SharedInputs, Slices, WorkSource
 from litdata.processing.inputs import InputDownloads
 from litdata.processing.progress import ProgressBar

@@ -13,10 +13,10 @@ import numpy.random  # noqa: F401
 from torch.utils.data import IterableDataset
 
 from litdata.core.items.loaders import ItemLoader
-from litdata.core.location import resolve
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.reader import DatasetReader
 from litdata.core.source import open_dataset
+from litdata.core.storage.location import resolve
 from litdata.streaming.batching import LoaderProgress, deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.options import (

@@ -6,9 +6,9 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import PluginLoadError
-from litdata.core.location import resolve
 from litdata.core.registry import hooks, registries
 from litdata.core.registry.manager import get_plugin_manager, hook_origin, reset_plugin_manager
+from litdata.core.storage.location import resolve
 from litdata.testing import fake_distribution
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")

@@ -6,7 +6,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import UnknownPluginError
-from litdata.core.location import is_url, resolve, scheme_of
+from litdata.core.storage.location import is_url, resolve, scheme_of
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import litdata as ld
-from litdata.core.location import resolve
+from litdata.core.storage.location import resolve
 
 
 @pytest.fixture

@@ -22,10 +22,10 @@ from litdata.core.chunks.codecs import create_compressor, decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.core.location import Location
 from litdata.core.protocols import Compressor
-from litdata.core.publish import publishing
 from litdata.core.registry import hooks
+from litdata.core.storage.location import Location
+from litdata.core.storage.publish import publishing
 
 __all__ = ["ChunkCache"]
 

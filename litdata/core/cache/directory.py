@@ -15,7 +15,7 @@ from pathlib import Path
 
 from litdata.core import config
 from litdata.core.index import DatasetIndex, parse_index
-from litdata.core.publish import publish_bytes, stale_temporaries
+from litdata.core.storage.publish import publish_bytes, stale_temporaries
 
 _RECORD = "dataset.json"
 

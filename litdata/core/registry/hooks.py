@@ -8,7 +8,7 @@ from litdata.core.registry.manager import get_plugin_manager
 
 if TYPE_CHECKING:
     from litdata.core.index import DatasetIndex
-    from litdata.core.location import Location
+    from litdata.core.storage.location import Location
 
 __all__ = [
     "chunk_downloaded",

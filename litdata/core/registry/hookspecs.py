@@ -12,7 +12,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from litdata.core.index import DatasetIndex
-    from litdata.core.location import Location
+    from litdata.core.storage.location import Location
 
 __all__ = ["hookimpl", "hookspec"]
 

@@ -7,9 +7,9 @@ from typing import ClassVar
 from litdata.core.errors import DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
 from litdata.core.items.loaders import loader_for
-from litdata.core.location import Location
 from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
+from litdata.core.storage.location import Location
 
 __all__ = ["ChunksFormat"]
 

@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 import pytest
 
 from litdata.core.errors import DatasetNotFoundError
-from litdata.core.location import resolve
 from litdata.core.protocols import FormatAdapter, protocol_members
 from litdata.core.reader import DatasetReader
 from litdata.core.registry import hooks
+from litdata.core.storage.location import resolve
 from litdata.testing.compare import assert_samples_equal
 
 __all__ = ["FormatContract"]

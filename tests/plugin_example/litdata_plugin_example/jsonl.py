@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 
 from litdata.core.errors import DatasetNotFoundError
 from litdata.core.index import ChunkEntry, DatasetConfig, DatasetIndex
-from litdata.core.location import Location
 from litdata.core.reading import ReadOptions
+from litdata.core.storage.location import Location
 
 SUFFIX = ".jsonl"
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from litdata.core.location import Location
+from litdata.core.storage.location import Location
 
 __all__ = ["Uploader"]
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import UnknownPluginError
-from litdata.core.publish import publish_bytes
 from litdata.core.registry import hooks, registries
-from litdata.core.storage import Storage
+from litdata.core.storage.checked import Storage
+from litdata.core.storage.publish import publish_bytes
 
 __all__ = ["Location", "is_url", "resolve", "scheme_of"]
 

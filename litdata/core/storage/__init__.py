@@ -1,0 +1,1 @@
+"""Where bytes live and how they move: locations, checked backends, atomic files, uploads."""
