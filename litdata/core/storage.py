@@ -32,7 +32,7 @@ _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirecto
 
 
 def _transient(error: BaseException) -> bool:
-    if isinstance(error, _PERMANENT | PluginValidationError | ValueError | TypeError):
+    if isinstance(error, (*_PERMANENT, PluginValidationError, ValueError, TypeError)):
         return False
     return isinstance(error, OSError | TimeoutError | ConnectionError) or "Throttl" in repr(error)
 
