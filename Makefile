@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# azurite (the Azure Blob emulator) for the Azure tests, from npm into .ci/ (they skip without it)
+AZURITE_VERSION ?= 3.37.0
+AZURITE := .ci/node_modules/.bin/azurite-blob
 
-.PHONY: demo test faults lint bench clean
+.PHONY: demo test faults lint bench clean azurite
 
 # (Re)create the virtualenv when pyproject.toml changes. torch is pinned to the local CPU wheel.
 $(STAMP): pyproject.toml tests/plugin_example/pyproject.toml
@@ -27,6 +30,12 @@ faults: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check --output-format=concise .
 	$(BIN)/mypy
+
+azurite: $(AZURITE)
+
+$(AZURITE):
+	npm install --prefix .ci --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+		"azurite@$(AZURITE_VERSION)"
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -1,10 +1,11 @@
-"""Shared fixtures: real files in tmp_path, real processes; no mocks."""
+"""Shared fixtures: real files in tmp_path, real processes, real object stores; no mocks."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from servers import azurite_server, gcs_server, s3_server  # noqa: F401  # session fixtures
 
 from litdata.core.registry import registries
 from litdata.testing import rediscover

@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 
 #: How long a process waits for another one to fetch a chunk before fetching it itself.
 WAIT_SECONDS = 120.0
+#: How often a process looks again whether a chunk it waits for was published.
+_POLL_SECONDS = 0.02
 
 
 def _missing(where: str) -> FileNotFoundError:
@@ -122,21 +124,27 @@ class ChunkCache:
         if held is not None:
             return str(target)
         lock = ChunkLock(self.directory, target.name)
+        deadline = time.monotonic() + WAIT_SECONDS
         while True:
-            lock.acquire("shared")
+            lock.acquire("shared")  # waits while another process fetches it
             if target.exists():
                 break
             lock.release()
-            if not lock.acquire("exclusive", WAIT_SECONDS):
+            # Never wait for the exclusive lock: the process that got it first may publish
+            # the chunk and hold it (shared) for as long as it reads it.
+            if lock.acquire("exclusive", timeout=0):
+                try:
+                    if not target.exists():
+                        self._fetch(entry, target)
+                finally:
+                    lock.release()  # then hold it shared, like any reader
+            elif time.monotonic() > deadline:
                 raise TimeoutError(
                     f"Waited {WAIT_SECONDS:.0f} s for another process to fetch chunk "
                     f"{entry.filename} of {self.location.url} into {target}; it is stuck."
                 )
-            try:
-                if not target.exists():
-                    self._fetch(entry, target)
-            finally:
-                lock.release()  # then hold it shared, like any reader
+            else:
+                time.sleep(_POLL_SECONDS)
         os.utime(target)  # most recently used
         self._holds[chunk_index] = lock
         return str(target)

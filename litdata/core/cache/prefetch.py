@@ -73,6 +73,8 @@ class Prefetcher:
         try:
             path = future.result(timeout=self._timeout)
         except FutureTimeout:
+            if future.done():  # the fetch itself raised a TimeoutError (the same class)
+                raise
             raise TimeoutError(
                 f"Fetching {self._describe(chunk)} took more than {self._timeout:.0f} s "
                 f"(LITDATA_CHUNK_TIMEOUT); the storage is unreachable or far too slow."

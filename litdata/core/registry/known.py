@@ -23,6 +23,12 @@ BUILTIN: dict[str, dict[str, str]] = {
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
         "memory": "litdata.plugins.storage.memory:MemoryStorage",
+        "s3": "litdata.plugins.storage.s3:S3Storage",
+        "gs": "litdata.plugins.storage.gcs:GSStorage",
+        "gcs": "litdata.plugins.storage.gcs:GCSStorage",
+        "az": "litdata.plugins.storage.azure:AzStorage",
+        "azure": "litdata.plugins.storage.azure:AzureStorage",
+        "abfs": "litdata.plugins.storage.azure:AbfsStorage",
     },
     "litdata.serializers": {
         "bool": "litdata.plugins.serializers.scalars:BoolSerializer",

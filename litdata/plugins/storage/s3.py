@@ -1,0 +1,207 @@
+"""``s3``: Amazon S3 and S3-compatible stores (MinIO, R2, moto...) through s3fs.
+
+``storage_options`` take what LitData users pass to ``boto3.client("s3", ...)``, or s3fs's
+own names; both may be mixed, and the same setting given twice is an error:
+
+========================================  ===============================================
+boto3 (LitData)                           s3fs
+========================================  ===============================================
+``aws_access_key_id``                     ``key``
+``aws_secret_access_key``                 ``secret``
+``aws_session_token``                     ``token``
+``endpoint_url``                          ``endpoint_url``
+``region_name``, ``verify``,              ``client_kwargs={...}``
+``api_version``, ``aws_account_id``
+``config=botocore.config.Config(...)``    ``config_kwargs={...}``
+  (``signature_version=UNSIGNED``: anon)   (``anon=True``)
+========================================  ===============================================
+
+The uppercase spellings in LitData's README (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+``AWS_SESSION_TOKEN``, ``S3_ENDPOINT_URL``) are accepted too. ``session_options`` are
+``boto3.Session``'s: ``profile_name`` (s3fs ``profile``), ``region_name`` and the three
+credentials. Anything left unset comes from where botocore looks: ``AWS_*`` environment
+variables (``AWS_ENDPOINT_URL`` included), ``~/.aws`` files, instance roles.
+
+Timeouts and retries: 5 s to connect, 30 s between bytes read, and each request is tried once
+(botocore's and s3fs's retry loops are off): the core retries what is transient, with backoff
+(``LITDATA_STORAGE_ATTEMPTS``), so a dead server is an error within seconds. A botocore
+``config`` given in ``storage_options`` overrides these settings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from litdata.core.imports import require
+from litdata.plugins.storage._fsspec import FsspecStorage
+from litdata.plugins.storage._network import network_error
+
+s3fs = require("s3fs", extra="s3", purpose="The s3 storage backend")
+
+__all__ = ["S3Storage", "s3fs_options"]
+
+#: boto3 (and LitData README) names of s3fs's top-level options.
+_RENAMED = {
+    "aws_access_key_id": "key",
+    "aws_secret_access_key": "secret",
+    "aws_session_token": "token",
+    "AWS_ACCESS_KEY_ID": "key",
+    "AWS_SECRET_ACCESS_KEY": "secret",
+    "AWS_SESSION_TOKEN": "token",
+    "S3_ENDPOINT_URL": "endpoint_url",
+}
+#: boto3 client arguments that s3fs takes in ``client_kwargs``.
+_CLIENT_ARGUMENTS = {"region_name", "verify", "api_version", "aws_account_id"}
+#: boto3 session arguments, and their s3fs names.
+_SESSION = {
+    "profile_name": "profile",
+    "region_name": "region_name",
+    "aws_access_key_id": "key",
+    "aws_secret_access_key": "secret",
+    "aws_session_token": "token",
+}
+#: botocore settings unless the user's ``config`` says otherwise.
+_CONFIG_DEFAULTS: dict[str, Any] = {
+    "connect_timeout": 5,
+    "read_timeout": 30,
+    "retries": {"total_max_attempts": 1, "mode": "standard"},
+}
+#: s3fs with its own retry loop off (as botocore's is): the core retries.
+_FileSystem = type("S3FileSystem", (s3fs.S3FileSystem,), {"retries": 1})
+
+
+def _accepted() -> set[str]:
+    """The option names s3fs takes (its constructor's, its session's, fsspec's)."""
+    from aiobotocore.session import AioSession
+
+    names = set(inspect.signature(s3fs.S3FileSystem.__init__).parameters)
+    names |= set(inspect.signature(AioSession.__init__).parameters)
+    names |= {"use_listings_cache", "listings_expiry_time", "max_paths"}
+    return names - {"self", "kwargs", "asynchronous", "loop"}
+
+
+def _config_options(config: Any) -> dict[str, Any]:
+    """The settings of a ``botocore.config.Config`` (or of a dict of them)."""
+    if isinstance(config, Mapping):
+        return dict(config)
+    given = getattr(config, "_user_provided_options", None)
+    if not isinstance(given, dict):
+        raise TypeError(f"The S3 option 'config' must be a botocore Config or a dict: {config!r}")
+    return dict(given)
+
+
+def _placed(storage_options: Mapping[str, Any]) -> Iterator[tuple[str, str, Any, str]]:
+    """``(section, s3fs name, value, where the user gave it)`` for each storage option."""
+    accepted = _accepted()
+    for name, value in storage_options.items():
+        given = f"storage_options[{name!r}]"
+        if name in _RENAMED:
+            yield "top", _RENAMED[name], value, given
+        elif name in _CLIENT_ARGUMENTS:
+            yield "client", name, value, given
+        elif name == "client_kwargs":
+            for key, item in value.items():
+                yield "client", key, item, f"{given}[{key!r}]"
+        elif name in ("config", "config_kwargs"):
+            for key, item in _config_options(value).items():
+                yield "config", key, item, f"{given}.{key}"
+        elif name in accepted:
+            yield "top", name, value, given
+        else:
+            known = sorted(accepted | set(_RENAMED) | _CLIENT_ARGUMENTS | {"config"})
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"Unknown S3 storage option {name!r}.{hint} Known: {known}.")
+
+
+def s3fs_options(
+    storage_options: Mapping[str, Any], session_options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The arguments of s3fs's filesystem for LitData's storage and session options.
+
+    Raises:
+        TypeError: An option neither boto3 nor s3fs knows.
+        ValueError: The same setting is given twice (``key`` and ``aws_access_key_id``...).
+    """
+    unknown = sorted(set(session_options) - set(_SESSION))
+    if unknown:
+        raise TypeError(
+            f"The s3 storage backend does not take session_options {unknown}; it takes "
+            f"{sorted(_SESSION)}."
+        )
+    session = [
+        (
+            "client" if name == "region_name" else "top",
+            _SESSION[name],
+            value,
+            f"session_options[{name!r}]",
+        )
+        for name, value in session_options.items()
+    ]
+    sections: dict[str, dict[str, Any]] = {"top": {}, "client": {}, "config": {}}
+    sources: dict[tuple[str, str], str] = {}
+    for section, name, value, given in [*_placed(storage_options), *session]:
+        if (section, name) in sources:
+            raise ValueError(
+                f"The S3 setting {name!r} is given twice, as {sources[section, name]} and as "
+                f"{given}; keep one."
+            )
+        sources[section, name] = given
+        sections[section][name] = value
+    return {
+        **sections["top"],
+        "client_kwargs": sections["client"],
+        "config_kwargs": {**_CONFIG_DEFAULTS, **sections["config"]},
+    }
+
+
+class S3Storage(FsspecStorage):
+    """The ``s3://`` scheme.
+
+    Args:
+        storage_options: boto3 client arguments or s3fs options (see the module).
+        session_options: boto3 session arguments (``profile_name``, ``region_name``).
+    """
+
+    name: ClassVar[str] = "s3"
+    protocol: ClassVar[str] = "s3"
+    buckets: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        storage_options: Mapping[str, Any] | None = None,
+        session_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(storage_options)
+        self.session_options = dict(session_options or {})
+        s3fs_options(self.storage_options, self.session_options)  # errors now, not in a worker
+
+    def filesystem_options(self) -> dict[str, Any]:
+        """The filesystem's arguments: the options mapped, listings not cached, timeouts."""
+        return {
+            "use_listings_cache": False,
+            **s3fs_options(self.storage_options, self.session_options),
+        }
+
+    def filesystem_class(self) -> type:
+        """The s3fs filesystem, without its own retry loop."""
+        return _FileSystem
+
+    def translate(self, error: Exception) -> Exception | None:
+        """Turn botocore's connection, timeout and credential errors into builtins."""
+        from botocore import exceptions
+
+        if isinstance(error, exceptions.NoCredentialsError | exceptions.PartialCredentialsError):
+            return PermissionError(
+                f"{error}. Pass aws_access_key_id and aws_secret_access_key in storage_options, "
+                f"a profile_name in session_options, or set AWS_ACCESS_KEY_ID and "
+                f"AWS_SECRET_ACCESS_KEY (anonymous access: storage_options={{'anon': True}})"
+            )
+        if isinstance(error, exceptions.ConnectTimeoutError | exceptions.ReadTimeoutError):
+            return TimeoutError(str(error))
+        if isinstance(error, exceptions.ConnectionError | exceptions.HTTPClientError):
+            return ConnectionError(str(error))
+        return network_error(error)

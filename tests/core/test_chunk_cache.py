@@ -1,0 +1,37 @@
+"""Processes sharing a chunk cache: a waiting reader uses a chunk as soon as it is published."""
+
+import threading
+import time
+
+import litdata as ld
+from litdata.core.cache import chunks
+from litdata.core.cache.chunks import ChunkCache
+from litdata.core.cache.locks import ChunkLock
+from litdata.core.chunks.codecs import decompressed_filename
+from litdata.core.storage.location import resolve
+from litdata.plugins.formats.chunks import ChunksFormat
+
+
+def test_a_chunk_published_while_its_fetcher_holds_it_is_used_at_once(tmp_path, monkeypatch):
+    # A compressed dataset is fetched (decompressed) into the cache, under the chunk locks.
+    monkeypatch.setattr(chunks, "WAIT_SECONDS", 5.0)
+    samples = [{"id": i} for i in range(20)]
+    location = resolve(
+        ld.write_dataset(samples, tmp_path / "ds", chunk_size=10, compression="zstd")
+    )
+    index = ChunksFormat().read_index(location)
+    cache = ChunkCache(location, index)
+    target = cache.directory / decompressed_filename(index.chunks[0].filename, "zstd")
+    # Another reader fetches the chunk, publishes it and reads it (holding it shared) just
+    # after this one found it missing: this one must not wait for that reader to finish.
+    other = ChunkLock(cache.directory, target.name)
+    other.acquire("shared")
+    publish = threading.Timer(0.3, target.write_bytes, args=(b"published",))
+    publish.start()
+    started = time.monotonic()
+    try:
+        assert cache.hold(0) == str(target)
+    finally:
+        publish.join()
+        other.release()
+    assert time.monotonic() - started < 3

@@ -1,0 +1,275 @@
+"""Real object stores on loopback for tests: moto (S3), gcp-storage-emulator (GCS), azurite.
+
+Each store is a server subprocess behind a TCP gate (``tcp_gate.py``) on a port of its own;
+clients talk to the gate. ``stop()`` kills the gate (new connections are refused, open ones are
+cut, as when a server dies) and ``start()`` opens it again on the same port, while the server
+behind it keeps its buckets and objects. The fixtures are session-scoped, so each pytest
+process (each xdist worker) starts each server once; tests take a fresh bucket each.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["ObjectStore", "azurite_server", "gcs_server", "s3_server", "start_s3"]
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+#: azurite's fixed, public development account (the same in every azurite).
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+#: ``.ci/run`` installs azurite here (``npm install --prefix .ci``).
+AZURITE_PREFIX = ROOT / ".ci" / "node_modules" / ".bin"
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _answers(port: int, path: str | None) -> bool:
+    try:
+        if path is None:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        else:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=1):
+                pass
+    except OSError:
+        return False
+    return True
+
+
+@dataclass
+class Process:
+    """A server subprocess: started in its own session, logging to a file, stopped for sure."""
+
+    command: list[str]
+    port: int
+    log: Path
+    ready_path: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start it and wait until it answers (every 50 ms, at most 30 s)."""
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**os.environ, **self.env},
+            )
+        deadline = time.monotonic() + 30
+        while not _answers(self.port, self.ready_path):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.command[0]} exited; see {self.log}:\n{self.tail()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"{self.command[0]} not ready in 30 s; see {self.log}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """Terminate it (then kill it if it lingers)."""
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def tail(self) -> str:
+        """The end of its log."""
+        return self.log.read_text(errors="replace")[-2000:]
+
+
+@dataclass
+class ObjectStore:
+    """A running object store, as tests see it.
+
+    Attributes:
+        scheme: The URL scheme its plugin serves (``"s3"``, ``"gs"``, ``"az"``).
+        endpoint: ``http://127.0.0.1:PORT``, the address clients use.
+        storage_options: What to pass as ``storage_options`` to reach it.
+    """
+
+    scheme: str
+    endpoint: str
+    storage_options: dict[str, Any]
+    server: Process
+    gate: Process
+    create_bucket: Callable[[str], None]
+
+    def new_bucket(self) -> str:
+        """Create a fresh, empty bucket (a container, for Azure) and return its name."""
+        name = f"b-{uuid.uuid4().hex[:12]}"
+        self.create_bucket(name)
+        return name
+
+    def url(self, bucket: str, path: str = "") -> str:
+        """The URL of ``path`` in ``bucket``."""
+        return f"{self.scheme}://{bucket}/{path}".rstrip("/")
+
+    def stop(self) -> None:
+        """Make the store unreachable: connections are refused, open ones are cut."""
+        self.gate.stop()
+
+    def start(self) -> None:
+        """Make it reachable again on the same port, with the objects it had."""
+        if self.gate.process is None:
+            self.gate.start()
+
+
+@contextmanager
+def running(
+    scheme: str,
+    server: Process,
+    storage_options: Callable[[str], dict[str, Any]],
+    create_bucket: Callable[[str, dict[str, Any]], None],
+) -> Iterator[ObjectStore]:
+    """Start ``server`` and a gate in front of it; stop both afterwards."""
+    port = free_port()
+    gate = Process(
+        [sys.executable, str(Path(__file__).with_name("tcp_gate.py")), str(port), str(server.port)],
+        port,
+        server.log.with_suffix(".gate.log"),
+    )
+    server.start()
+    try:
+        gate.start()
+        endpoint = f"http://127.0.0.1:{port}"
+        options = storage_options(endpoint)
+        yield ObjectStore(
+            scheme, endpoint, options, server, gate, lambda name: create_bucket(name, options)
+        )
+    finally:
+        gate.stop()
+        server.stop()
+
+
+# -- S3: moto ------------------------------------------------------------------------------------
+def _s3_options(endpoint: str) -> dict[str, Any]:
+    # LitData's spelling: boto3's client arguments.
+    return {
+        "endpoint_url": endpoint,
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+        "region_name": "us-east-1",
+    }
+
+
+def _s3_bucket(name: str, options: dict[str, Any]) -> None:
+    import boto3
+
+    boto3.client("s3", **options).create_bucket(Bucket=name)
+
+
+@contextmanager
+def start_s3(log_dir: Path, env: dict[str, str] | None = None) -> Iterator[ObjectStore]:
+    """A moto server (``env`` configures it, e.g. ``INITIAL_NO_AUTH_ACTION_COUNT``)."""
+    port = free_port()
+    command = [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)]
+    server = Process(command, port, log_dir / f"moto-{port}.log", "/moto-api/", env or {})
+    with running("s3", server, _s3_options, _s3_bucket) as store:
+        yield store
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
+    """A moto S3 server for this test session."""
+    with start_s3(tmp_path_factory.mktemp("moto")) as store:
+        yield store
+
+
+# -- GCS: gcp-storage-emulator ---------------------------------------------------------------------
+def _gcs_options(endpoint: str) -> dict[str, Any]:
+    return {"endpoint_url": endpoint, "token": "anon", "project": "test"}
+
+
+def _gcs_bucket(name: str, options: dict[str, Any]) -> None:
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    client = storage.Client(
+        project=options["project"],
+        credentials=AnonymousCredentials(),
+        client_options={"api_endpoint": options["endpoint_url"]},
+    )
+    client.create_bucket(name)
+
+
+@pytest.fixture(scope="session")
+def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
+    """A gcp-storage-emulator GCS server for this test session."""
+    port = free_port()
+    command = [str(BIN / "gcp-storage-emulator"), "start", "-H", "127.0.0.1", "--port", str(port)]
+    command += ["--in-memory", "-q"]
+    log = tmp_path_factory.mktemp("gcs") / "gcs.log"
+    server = Process(command, port, log, "/storage/v1/b")
+    with running("gs", server, _gcs_options, _gcs_bucket) as store:
+        yield store
+
+
+# -- Azure: azurite --------------------------------------------------------------------------------
+def azurite_connection_string(endpoint: str, key: str = AZURITE_KEY) -> str:
+    """The connection string of azurite's development account at ``endpoint``."""
+    return (
+        f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={key};"
+        f"BlobEndpoint={endpoint}/{AZURITE_ACCOUNT};"
+    )
+
+
+def _azure_options(endpoint: str) -> dict[str, Any]:
+    return {"connection_string": azurite_connection_string(endpoint)}
+
+
+def _azure_container(name: str, options: dict[str, Any]) -> None:
+    from azure.storage.blob import BlobServiceClient
+
+    with BlobServiceClient.from_connection_string(options["connection_string"]) as client:
+        client.create_container(name)
+
+
+def azurite_binary() -> str | None:
+    """The ``azurite-blob`` command: the one ``.ci/run`` installs, else one on ``PATH``."""
+    local = AZURITE_PREFIX / "azurite-blob"
+    return str(local) if local.exists() else shutil.which("azurite-blob")
+
+
+@pytest.fixture(scope="session")
+def azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
+    """An azurite blob server for this test session (skips when azurite is not installed)."""
+    binary = azurite_binary()
+    if binary is None:
+        pytest.skip(
+            "azurite-blob is not installed: run `npm install --prefix .ci azurite` (as .ci/run "
+            "does) or put azurite-blob on PATH"
+        )
+    port = free_port()
+    command = [binary, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence"]
+    command += ["--disableTelemetry", "--skipApiVersionCheck", "--loose", "--silent"]
+    log = tmp_path_factory.mktemp("azurite") / "azurite.log"
+    with running("az", Process(command, port, log), _azure_options, _azure_container) as store:
+        yield store
