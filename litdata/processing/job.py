@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,6 +205,7 @@ class MapJob:
         target.mkdir(parents=True, exist_ok=True)
         uploader = Uploader(self.upload_to) if self.upload_to is not None else None
         fn = self.inputs.wrap(self.fn) if self.inputs is not None else self.fn
+        sending = self.output_dir / f".sending-{rank}"
 
         def handle(item: Any) -> int:
             result = fn(item, str(target))
@@ -214,9 +216,7 @@ class MapJob:
                     f"returned samples, use optimize()."
                 )
             if uploader is not None:
-                for path in sorted(target.rglob("*")):
-                    if path.is_file():
-                        uploader.upload(path, path.relative_to(target).as_posix())
+                _send_new_files(target, sending, uploader)
             return 0
 
         try:
@@ -227,3 +227,19 @@ class MapJob:
         if uploader is not None:
             uploader.wait()
         return {}
+
+
+def _send_new_files(folder: Path, sending: Path, uploader: Uploader) -> None:
+    """Queue every file ``fn`` left in ``folder`` for upload (same relative path).
+
+    Each file is first moved out of ``folder`` (a rename), so the next input's files are never
+    mistaken for it, and a file ``fn`` writes again under the same name is sent again.
+    """
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        name = path.relative_to(folder).as_posix()
+        queued = sending / f"{uuid.uuid4().hex}-{path.name}"
+        sending.mkdir(exist_ok=True)
+        path.rename(queued)
+        uploader.upload(queued, name)
