@@ -194,7 +194,8 @@ def peer_env(base: dict[str, str] | None = None, tmpdir: Path | None = None) -> 
 
 def _marker_text() -> str:
     return json.dumps(
-        {"requirements": list(REQUIREMENTS), "stub": _STUB_INIT + _STUB_IO}, sort_keys=True
+        {"requirements": list(REQUIREMENTS), "stub": _STUB_INIT + _STUB_IO, "obstore": "removed"},
+        sort_keys=True,
     )
 
 
@@ -258,6 +259,10 @@ def build(force: bool = False) -> Path:
     # Snag: a CUDA torchvision is pulled in as a dependency and cannot load beside CPU torch.
     if _pip_show_version(py, "torchvision") is not None:
         _run([*pip, "uninstall", "-y", "-q", "torchvision"], env=env)
+    # Snag: LitData's obstore client cannot reach a plain-http S3 endpoint (the moto server of
+    # the remote rows and the interop tests); without obstore LitData uses boto3.
+    if _pip_show_version(py, "obstore") is not None:
+        _run([*pip, "uninstall", "-y", "-q", "obstore"], env=env)
     _install_stub(venv, py)
     torch_version = _pip_show_version(py, "torch") or ""
     if not torch_version.startswith("2.13.0"):

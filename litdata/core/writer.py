@@ -291,6 +291,7 @@ def write_dataset(
     serializers: Mapping[str, Serializer] | None = None,
     item_loader: ItemLoader | None = None,
     encryption: Encryptor | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> Path | str:
     """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
 
@@ -304,6 +305,7 @@ def write_dataset(
         serializers: Extra serializers by name, probed before the installed ones.
         item_loader: The item encoding (``TokensLoader()`` for token streams).
         encryption: Encrypt each sample or chunk with this key (see its ``level``).
+        storage_options: Options for the storage backend of a URL (credentials, endpoint).
 
     Returns:
         The dataset directory (or its URL), which holds ``index.json`` once this returns.
@@ -312,7 +314,7 @@ def write_dataset(
         DatasetExistsError: ``output_dir`` already holds a dataset (a ``FileExistsError``).
         ValueError: No sample was given.
     """
-    location = resolve(output_dir)
+    location = resolve(output_dir, storage_options=storage_options)
     if location.storage.exists(location.join(INDEX_FILENAME)):
         raise DatasetExistsError(
             f"{location.url} already holds a dataset (index.json exists). Choose another "
