@@ -1,6 +1,7 @@
 """Every hook is documented with its exact signature, and every docs example runs."""
 
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -30,8 +31,24 @@ def test_hook_has_a_test(name):
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
+@pytest.fixture
+def environment(request, page):
+    """The environment a page's examples run in: remote.md talks to the session's S3 server."""
+    env = dict(os.environ)
+    if page.name == "remote.md":
+        store = request.getfixturevalue("s3_server")
+        store.create_bucket("my-bucket")
+        env.update(
+            AWS_ENDPOINT_URL=store.endpoint,
+            AWS_ACCESS_KEY_ID="testing",
+            AWS_SECRET_ACCESS_KEY="testing",
+            AWS_DEFAULT_REGION="us-east-1",
+        )
+    return env
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
-def test_docs_examples_run(page, tmp_path):
+def test_docs_examples_run(page, tmp_path, environment):
     """A page's Python examples run in order in one directory, as a reader would run them.
 
     Each block is saved as a file and run, so an example can be a module that workers import
@@ -41,4 +58,6 @@ def test_docs_examples_run(page, tmp_path):
     for number, block in enumerate(blocks):
         script = tmp_path / f"example_{number}.py"
         script.write_text(block)
-        subprocess.run([sys.executable, script.name], cwd=tmp_path, check=True, timeout=180)
+        subprocess.run(
+            [sys.executable, script.name], cwd=tmp_path, env=environment, check=True, timeout=180
+        )
