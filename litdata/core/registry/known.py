@@ -54,6 +54,10 @@ BUILTIN: dict[str, dict[str, str]] = {
         "zstd": "litdata.plugins.compression.zstd:ZstdCompressor",
         "lz4": "litdata.plugins.compression.lz4:LZ4Compressor",
     },
+    "litdata.encryption": {
+        "fernet": "litdata.plugins.encryption.fernet:FernetEncryption",
+        "rsa": "litdata.plugins.encryption.rsa:RSAEncryption",
+    },
     "litdata.executors": {
         "local": "litdata.plugins.executors.local:LocalExecutor",
     },

@@ -1,0 +1,1 @@
+"""Built-in encryption: ``fernet`` (password-derived, LitData's) and ``rsa`` (hybrid)."""

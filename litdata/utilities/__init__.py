@@ -1,0 +1,1 @@
+"""LitData's ``litdata.utilities`` import paths, for code written against LitData."""
