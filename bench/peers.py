@@ -34,6 +34,8 @@ REQUIREMENTS: tuple[str, ...] = (
     "pillow",
     "zstandard",
     "psutil",
+    "polars>1.0.0",  # LitData's key_fn and keyed lookups
+    "cryptography",  # LitData's encryption
 )
 MARKER_NAME = "litdata-bench-peers.json"
 STUB_DIR_NAME = "litdata-bench-stubs"

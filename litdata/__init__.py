@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
+    from litdata.processing.keys import build_keys_index
     from litdata.processing.map import map
     from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
     from litdata.processing.optimize import optimize
@@ -43,6 +44,7 @@ __all__ = [
     "Text",
     "TokensLoader",
     "__version__",
+    "build_keys_index",
     "complete_dataset",
     "hookimpl",
     "is_complete_dataset",
@@ -69,6 +71,7 @@ _LAZY = {
     "write_dataset": "litdata.core.writer",
     "complete_dataset": "litdata.processing.merge",
     "is_complete_dataset": "litdata.processing.merge",
+    "build_keys_index": "litdata.processing.keys",
     "map": "litdata.processing.map",
     "merge_datasets": "litdata.processing.merge",
     "optimize": "litdata.processing.optimize",

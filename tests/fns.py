@@ -90,3 +90,24 @@ def fails_loudly_on_go(item):
     while not Path(markers, "go").exists():
         time.sleep(0.02)
     raise ValueError("x" * (4 << 20))
+
+
+def keyed(i):
+    """A sample with a string id, for key_fn tests."""
+    return {"uid": f"user-{i}", "value": i}
+
+
+def uid(sample):
+    return sample["uid"]
+
+
+def value_key(sample):
+    return int(sample["value"])
+
+
+def constant_key(sample):
+    return "same"
+
+
+def bool_key(sample):
+    return True

@@ -64,10 +64,13 @@ def _code_strings(tree):
     ids=lambda p: str(p.relative_to(PACKAGE)),
 )
 def test_no_builtin_plugin_is_named_outside_the_plugins_and_the_table(module):
-    tree = ast.parse(module.read_text())
+    """A string that only happens to equal a plugin's name says so: ``# not a plugin name``."""
+    text = module.read_text()
+    lines = text.splitlines()
     named = [
         f"line {node.lineno}: {node.value!r}"
-        for node in _code_strings(tree)
+        for node in _code_strings(ast.parse(text))
         if node.value.split(":")[0] in BUILTIN_NAMES
+        and "# not a plugin name" not in lines[node.lineno - 1]
     ]
     assert not named, named

@@ -137,6 +137,9 @@ class DatasetIndex:
         format_version: litdata's format version, or ``None`` for datasets written by LitData.
         plugins: For each plugin kind, the non-built-in plugins the dataset needs, as
             ``{name: "distribution version"}``.
+        keys: The keys sidecar's description (``{"num_shards", "sharding", "version"}``),
+            when the dataset has one.
+        extra: Other top-level keys found in the index, kept as they are.
     """
 
     config: DatasetConfig
@@ -144,6 +147,8 @@ class DatasetIndex:
     updated_at: str | None = None
     format_version: int | None = FORMAT_VERSION
     plugins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    keys: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def num_items(self) -> int:
@@ -153,9 +158,12 @@ class DatasetIndex:
     def to_json(self) -> dict[str, Any]:
         """The index as stored in ``index.json``."""
         data: dict[str, Any] = {
+            **self.extra,
             "chunks": [chunk.to_json() for chunk in self.chunks],
             "config": self.config.to_json(),
         }
+        if self.keys is not None:
+            data["keys"] = dict(self.keys)
         if self.updated_at is not None:
             data["updated_at"] = self.updated_at
         if self.format_version is not None:
@@ -266,13 +274,18 @@ def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
         )
     plugins = data.get("plugins", {})
     _require(isinstance(plugins, dict), source, "'plugins' is not an object")
+    keys = data.get("keys")
+    _require(keys is None or isinstance(keys, dict), source, "'keys' is not an object")
     updated_at = data.get("updated_at")
+    known = {"chunks", "config", "updated_at", "format_version", "plugins", "keys"}
     return DatasetIndex(
         config=_parse_config(data.get("config"), source),
         chunks=tuple(_parse_chunk(raw, i, source) for i, raw in enumerate(chunks)),
         updated_at=None if updated_at is None else str(updated_at),
         format_version=version,
         plugins=plugins,
+        keys=keys,
+        extra={key: value for key, value in data.items() if key not in known},
     )
 
 

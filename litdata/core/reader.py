@@ -15,6 +15,7 @@ from litdata.core.cache.prefetch import Prefetcher
 from litdata.core.index import DatasetIndex
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.items.serializer_set import SerializerSet
+from litdata.core.keys import KeyIndex
 from litdata.core.protocols import ChunkHandle, Encryptor, ItemDecoder, Serializer
 from litdata.core.ranged import RangedItems
 from litdata.core.reading import ReadOptions
@@ -94,12 +95,13 @@ class DatasetReader:
         self._prefetcher: Prefetcher | None = None
         self._ranged: RangedItems | None = None
         self._ranges_allowed = config.flag("LITDATA_RANGED_READS", default=True)
+        self._keys: KeyIndex | None = None
         #: Who reads (``"rank 0, worker 1"``), named in messages about slow chunks.
         self.reader_name = "this process"
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_open=OrderedDict(), _decoder=None, _prefetcher=None, _ranged=None)
+        state.update(_open=OrderedDict(), _decoder=None, _prefetcher=None, _ranged=None, _keys=None)
         return state
 
     def __len__(self) -> int:
@@ -192,6 +194,26 @@ class DatasetReader:
             raise IndexError(f"Index {index} is out of range for {self._length} items.")
         chunk = bisect_right(self._ends, index)
         return self.read(chunk, index - self._starts[chunk])
+
+    def find_key(self, key: Any) -> int:
+        """The index of the sample whose key is ``key`` (the ``keys/`` sidecar, read lazily).
+
+        Raises:
+            KeyError: The dataset has no keys sidecar, or no sample has that key.
+            TypeError: ``key`` is not an int or a str.
+        """
+        if self._keys is None:
+            if self.index.keys is None:
+                raise KeyError(
+                    f"Keyed access requires a keys/ index next to the dataset, and {self.root} "
+                    f"has none. Write it with optimize(..., key_fn=...) or "
+                    f"build_keys_index({self.root!r}, key_fn)."
+                )
+            self._keys = KeyIndex.open(self.location, self.index.keys, self.cache.directory)
+        found = self._keys.find(key)
+        if found >= self._length:  # a sidecar newer than this index (an interrupted append)
+            raise KeyError(key)
+        return found
 
     def close(self) -> None:
         """Stop prefetching and close every chunk."""

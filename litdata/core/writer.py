@@ -31,6 +31,7 @@ from litdata.core.index import (
 )
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.items.serializer_set import SerializerSet
+from litdata.core.keys import KeyRecorder, check_key_fn, keys_filename
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_filename
 from litdata.core.registry import hooks, registries
@@ -86,6 +87,8 @@ class ChunkWriter:
         encryption: Encrypt each sample or each chunk (by the encryptor's ``level``).
         on_chunk: Called with each chunk file's path and entry once it is written (to upload
             it, for instance).
+        key_fn: ``sample -> key`` (an int or a str): the writer records every sample's key in
+            ``<rank>.keys.parquet`` for keyed lookup (``ds["id"]``).
 
     Exactly one of ``chunk_size`` and ``chunk_bytes`` is required.
     """
@@ -105,8 +108,10 @@ class ChunkWriter:
         previous_chunks: Sequence[ChunkEntry] = (),
         encryption: Encryptor | None = None,
         on_chunk: Callable[[Path, ChunkEntry], None] | None = None,
+        key_fn: Callable[[Any], Any] | None = None,
     ) -> None:
         self._chunk_bytes = check_chunk_options(chunk_size, chunk_bytes)
+        self._keys = KeyRecorder(key_fn) if key_fn is not None else None
         self._encryption = encryption
         self._encryption_config = encryption_config(encryption) if encryption else None
         self._on_chunk = on_chunk
@@ -115,6 +120,7 @@ class ChunkWriter:
         self._compression = compression
         self._compressor = create_compressor(compression) if compression else None
         self._loader = item_loader or PyTreeLoader()
+        check_key_fn(key_fn, self._loader.name)
         per_sample = encryption is not None and encryption.level == "sample"
         if per_sample and self._loader.name != PyTreeLoader.name:
             raise ValueError(
@@ -173,6 +179,8 @@ class ChunkWriter:
         if dim is not None:
             self._dim = (self._dim or 0) + dim
         self.num_samples += 1
+        if self._keys is not None:
+            self._keys.record(sample)
         if self._chunk_size is not None and (self._dim or len(self._sizes)) >= self._chunk_size:
             self._flush()
         elif (
@@ -246,6 +254,14 @@ class ChunkWriter:
         """The number the next chunk file will have."""
         return self._next_chunk
 
+    @property
+    def closing_files(self) -> list[str]:
+        """The files :meth:`close` writes: ``<rank>.index.json`` (and ``<rank>.keys.parquet``)."""
+        names = [rank_index_filename(self.rank)]
+        if self._keys is not None:
+            names.append(keys_filename(self.rank))
+        return names
+
     def _check_config(self, expected: DatasetConfig) -> None:
         different = self.config.differences(expected)
         if different:
@@ -278,6 +294,8 @@ class ChunkWriter:
             plugins["encryption"] = {cipher: provider}
         index = DatasetIndex(config=config, chunks=tuple(self.chunks), plugins=plugins)
         write_index(self.output_dir / rank_index_filename(self.rank), index)
+        if self._keys is not None:
+            self._keys.write(self.output_dir / keys_filename(self.rank))
         return index
 
 
@@ -292,6 +310,7 @@ def write_dataset(
     item_loader: ItemLoader | None = None,
     encryption: Encryptor | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    key_fn: Callable[[Any], Any] | None = None,
 ) -> Path | str:
     """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
 
@@ -306,6 +325,8 @@ def write_dataset(
         item_loader: The item encoding (``TokensLoader()`` for token streams).
         encryption: Encrypt each sample or chunk with this key (see its ``level``).
         storage_options: Options for the storage backend of a URL (credentials, endpoint).
+        key_fn: ``sample -> key`` (an int or a str): write the ``keys/`` sidecar, so that
+            ``StreamingDataset(...)["key"]`` finds a sample by its id.
 
     Returns:
         The dataset directory (or its URL), which holds ``index.json`` once this returns.
@@ -328,6 +349,7 @@ def write_dataset(
         serializers=serializers,
         item_loader=item_loader,
         encryption=encryption,
+        key_fn=key_fn,
     )
     local = location.local_path
     if local is not None:
@@ -339,7 +361,8 @@ def write_dataset(
         writer = make(staging, on_chunk=lambda path, _: uploader.upload(path))
         try:
             _write_all(samples, writer, location)
-            uploader.upload(Path(staging, rank_index_filename(writer.rank)))
+            for name in writer.closing_files:
+                uploader.upload(Path(staging, name))
             uploader.wait()
         except BaseException:
             with contextlib.suppress(Exception):
@@ -363,5 +386,5 @@ def _write_all(samples: Iterable[Any], writer: ChunkWriter, location: Location) 
 
 
 def _remove_written(writer: ChunkWriter, location: Location) -> None:
-    for name in [chunk.filename for chunk in writer.chunks] + [rank_index_filename(writer.rank)]:
+    for name in [chunk.filename for chunk in writer.chunks] + writer.closing_files:
         location.storage.delete(location.join(name))

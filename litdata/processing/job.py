@@ -19,7 +19,6 @@ from typing import Any
 from litdata.core.index import DatasetConfig
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.protocols import Serializer
-from litdata.core.rank_indexes import rank_index_filename
 from litdata.core.storage.location import Location
 from litdata.core.storage.upload import Uploader
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
@@ -158,9 +157,9 @@ class OptimizeJob:
                 self.inputs.clean()
         writer.close()
         if uploader is not None:
-            index = self.write_dir / rank_index_filename(rank)
-            if index.exists():
-                uploader.upload(index)
+            for name in writer.closing_files:
+                if (self.write_dir / name).exists():
+                    uploader.upload(self.write_dir / name)
         save(seen)
         if uploader is not None:
             uploader.wait()

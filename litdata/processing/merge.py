@@ -13,6 +13,7 @@ from typing import Any
 from litdata.core.chunks.codecs import chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
+from litdata.core.keys import dataset_keys_parts, merge_keys
 from litdata.core.rank_indexes import merge_rank_indexes, publish_index
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import publishing
@@ -91,6 +92,20 @@ def _copy(source: Location, name: str, target: Location, new_name: str) -> None:
             target.storage.upload(local, target.join(new_name))
 
 
+def _merge_keys(
+    output: Location,
+    sources: Sequence[Location],
+    indexes: Sequence[DatasetIndex],
+    chunks: Sequence[ChunkEntry],
+) -> dict[str, Any]:
+    """Merge the inputs' keys sidecars, each offset by the samples before it."""
+    parts, offset = [], 0
+    for source, index in zip(sources, indexes, strict=True):
+        parts.extend(dataset_keys_parts(source, index, offset))
+        offset += index.num_items
+    return merge_keys(output, parts, [chunk.chunk_size for chunk in chunks])
+
+
 def merge_datasets(
     input_dirs: Sequence[str | os.PathLike[str]],
     output_dir: str | os.PathLike[str],
@@ -104,7 +119,8 @@ def merge_datasets(
     and its ``index.json`` appears last.
 
     Raises:
-        ValueError: Fewer than two inputs, the output is an input, or layouts differ.
+        ValueError: Fewer than two inputs, the output is an input, layouts differ, or some
+            inputs have keys and others not (keys sidecars are merged when all have one).
         DatasetNotFoundError: An input has no ``index.json``.
         DatasetExistsError: The output already holds a dataset.
         OutputLockedError: Another writer is writing the output.
@@ -118,6 +134,13 @@ def merge_datasets(
     indexes = [_read_index(source) for source in sources]
     for source, index in zip(sources[1:], indexes[1:], strict=True):
         _check_compatible(indexes[0], index, source.url)
+    keyed = [index.keys is not None for index in indexes]
+    if any(keyed) and not all(keyed):
+        unkeyed = [source.url for source, has in zip(sources, keyed, strict=True) if not has]
+        raise ValueError(
+            f"Some inputs have a keys sidecar and {', '.join(unkeyed)} do not: the merged "
+            f"dataset could not find their samples by key. build_keys_index() them first."
+        )
     if output.local_path is not None:
         os.makedirs(output.local_path, exist_ok=True)
     lock = OutputLock(output, "merge_datasets")
@@ -137,7 +160,10 @@ def merge_datasets(
                 chunks.append(replace(chunk, filename=name))
         with ThreadPoolExecutor(max_workers or min(8, os.cpu_count() or 1)) as pool:
             list(pool.map(lambda copy: _copy(copy[0], copy[1], output, copy[2]), copies))
-        publish_index(output, indexes[0].config, chunks, (index.plugins for index in indexes))
+        keys = _merge_keys(output, sources, indexes, chunks) if all(keyed) else None
+        publish_index(
+            output, indexes[0].config, chunks, (index.plugins for index in indexes), keys=keys
+        )
         succeeded = True
     finally:
         lock.release(keep_marker=not succeeded)

@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from litdata.core.errors import DatasetFormatError
-from litdata.core.index import DatasetConfig
+from litdata.core.index import DatasetConfig, DatasetIndex
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
+from litdata.core.keys import check_key_fn
 from litdata.core.protocols import Encryptor, Executor, Serializer
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.core.writer import check_chunk_options
@@ -89,6 +90,37 @@ def _check_append(
         )
 
 
+def _check_keys(
+    key_fn: Callable[[Any], Any] | None, use_checkpoint: bool, item_loader: ItemLoader | None
+) -> None:
+    if key_fn is None:
+        return
+    check_fn(key_fn, "key_fn")
+    check_key_fn(key_fn, (item_loader or PyTreeLoader()).name)
+    if use_checkpoint:
+        raise ValueError(
+            "key_fn cannot be combined with use_checkpoint=True yet: a resumed run would lose "
+            "the keys of the samples written before the interruption. Optimize without "
+            "use_checkpoint, or call build_keys_index() on the finished dataset."
+        )
+
+
+def _check_append_keys(
+    existing: DatasetIndex, url: str, key_fn: Callable[[Any], Any] | None
+) -> None:
+    """Refuse, before any work, an append that would leave some samples without keys."""
+    if existing.keys is not None and key_fn is None:
+        raise ValueError(
+            f"The dataset at {url} has a keys sidecar: pass its key_fn to mode='append' so the "
+            f"new samples get keys too."
+        )
+    if existing.keys is None and key_fn is not None and existing.num_items:
+        raise ValueError(
+            f"The dataset at {url} has no keys sidecar, so its samples have no keys: call "
+            f"build_keys_index({url!r}, key_fn) first, then append with key_fn."
+        )
+
+
 def optimize(
     fn: Callable[[Any], Any],
     inputs: Sequence[Any] | None = None,
@@ -113,6 +145,7 @@ def optimize(
     encryption: Encryptor | None = None,
     storage_options: Mapping[str, Any] | None = None,
     input_dir: str | os.PathLike[str] | None = None,
+    key_fn: Callable[[Any], Any] | None = None,
 ) -> None:
     """Call ``fn`` on every input, in parallel workers, and write its samples as a dataset.
 
@@ -147,6 +180,8 @@ def optimize(
         input_dir: A remote folder whose files the inputs name (``"s3://bucket/raw/x.jpg"``):
             each is downloaded before ``fn`` is called, which gets the local path, and removed
             after. Without it, inputs reach ``fn`` as they are.
+        key_fn: ``sample -> key`` (an int or a str, unique): write the ``keys/`` sidecar, so
+            ``ds["some-id"]`` and ``ds.get_by_key(42)`` find a sample. Importable, like ``fn``.
 
     Raises:
         ValueError: Bad or contradictory arguments; the message says which.
@@ -168,6 +203,7 @@ def optimize(
             "mode='append' (add to a finished dataset) and use_checkpoint=True "
             "(resume an unfinished run) cannot be combined."
         )
+    _check_keys(key_fn, use_checkpoint, item_loader)
     ordered = _ordered(keep_data_ordered, use_checkpoint, align_chunking, queue)
     workers = check_workers(num_workers, None if items is None else len(items))
     runner = resolve_executor(executor, start_method)
@@ -177,6 +213,7 @@ def optimize(
         "chunk_bytes": target_bytes,
         "compression": compression,
         "encryption": encryption,
+        "key_fn": key_fn,
     }
 
     source: WorkSource
@@ -192,6 +229,7 @@ def optimize(
             _check_append(
                 output.existing.config, chunk_size, target_bytes, compression, item_loader
             )
+            _check_append_keys(output.existing, output.location.url, key_fn)
         job = OptimizeJob(
             fn,
             output.write_dir,

@@ -30,6 +30,7 @@ from litdata.core import config
 from litdata.core.chunks.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.keys import KEYS_DIR, remove_keys, writer_keys_names
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import published_name
@@ -42,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 MODES = (None, "append", "overwrite")
 STAGING = ".litdata-staging"
-_OURS = {INDEX_FILENAME, LOCK_FILENAME, CHECKPOINT_DIR, STAGING}
+_OURS = {INDEX_FILENAME, LOCK_FILENAME, CHECKPOINT_DIR, STAGING, KEYS_DIR}
 _SHOWN = 5  # foreign files named in a refusal
 
 
@@ -53,12 +54,18 @@ def dataset_files(names: Collection[str]) -> list[str]:
     """
     files = [name for name in names if parse_chunk_filename(name)]
     files.extend(rank_index_names(names))
+    files.extend(writer_keys_names(names))
     targets = {name: published_name(name) for name in names}
     files.extend(
         name
         for name, target in targets.items()
         if target
-        and (parse_chunk_filename(target) or target == INDEX_FILENAME or rank_index_names([target]))
+        and (
+            parse_chunk_filename(target)
+            or target == INDEX_FILENAME
+            or rank_index_names([target])
+            or writer_keys_names([target])
+        )
     )
     return [INDEX_FILENAME, *files] if INDEX_FILENAME in names else files
 
@@ -72,8 +79,11 @@ def _listing(location: Location) -> list[str]:
 
 
 def _remove(location: Location, names: Collection[str]) -> None:
+    """Delete ``names`` at ``location``; with ``index.json``, the dataset's ``keys/`` too."""
     for name in names:
         location.storage.delete(location.join(name))
+    if INDEX_FILENAME in names:
+        remove_keys(location)
 
 
 @dataclass
@@ -124,8 +134,7 @@ class Output:
         if self.staged:
             local = Path(self.location.local_path or "")
             # index.json goes first: never a stale index over missing chunks.
-            for name in dataset_files(os.listdir(local)):
-                (local / name).unlink(missing_ok=True)
+            _remove(self.location, dataset_files(os.listdir(local)))
             for path in self.write_dir.iterdir():
                 os.replace(path, local / path.name)
             shutil.rmtree(self.write_dir, ignore_errors=True)
@@ -240,7 +249,7 @@ def _prepare(location: Location, lock: OutputLock, mode: str | None, resume: boo
                 f"{location.url} was written by LitData with compression_level={level!r}; "
                 f"litdata cannot add chunks to it. Write a new dataset, or merge_datasets() two."
             )
-        shards = rank_index_names(names)
+        shards = rank_index_names(names) + writer_keys_names(names)
         _remove(location, shards)
         before = frozenset(names).difference(shards)
         starts = _chunk_starts(before, existing)

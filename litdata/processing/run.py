@@ -83,14 +83,14 @@ def input_downloads(
     return None if location.local_path is not None else InputDownloads(location)
 
 
-def check_fn(fn: Callable[..., Any]) -> None:
-    """Refuse an ``fn`` that cannot be called.
+def check_fn(fn: Callable[..., Any], name: str = "fn") -> None:
+    """Refuse a function argument (``name``) that cannot be called.
 
     Raises:
         ValueError: ``fn`` is not callable.
     """
     if not callable(fn):
-        raise ValueError(f"fn must be callable, got {type(fn).__name__}.")
+        raise ValueError(f"{name} must be callable, got {type(fn).__name__}.")
 
 
 def prepare_inputs(inputs: Any, batch_size: int | None, fast_dev_run: bool | int) -> list[Any]:

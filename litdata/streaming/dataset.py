@@ -236,17 +236,31 @@ class StreamingDataset(IterableDataset[Any]):
             sample = transform(sample)
         return sample
 
-    def __getitem__(self, index: int | slice) -> Any:
+    def __getitem__(self, index: int | slice | str) -> Any:
         count = len(self._regions)
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(count))]
+        if isinstance(index, str):
+            return self.get_by_key(index)
         if not isinstance(index, int):
-            raise TypeError(f"Indices are ints or slices, not {type(index).__name__}")
+            raise TypeError(f"Indices are ints, slices or str keys, not {type(index).__name__}")
         if index < 0:
             index += count
         if not 0 <= index < count:
             raise IndexError(f"Index {index} is out of range for {count} items.")
         return self._transformed(self._reader.read(*self._regions.locate(index)))
+
+    def get_by_key(self, key: int | str) -> Any:
+        """The sample whose key (from ``optimize(..., key_fn=...)``) is ``key``.
+
+        ``ds["some-id"]`` is the same for str keys; ``ds[42]`` stays positional, so int keys
+        are looked up here. The whole dataset is searched, whatever subset this one reads.
+
+        Raises:
+            KeyError: No sample has that key, or the dataset has no ``keys/`` sidecar.
+            TypeError: ``key`` is not an int or a str.
+        """
+        return self._transformed(self._reader[self._reader.find_key(key)])
 
     def subset(self, indices: Sequence[int] | slice) -> StreamingDataset:
         """A dataset reading only the items at ``indices`` (in that order).

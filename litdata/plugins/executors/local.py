@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import signal
 import threading
 import time
 import traceback
@@ -105,6 +106,7 @@ def _from_live_queue(source: LiveQueue) -> Iterator[Item]:
 def _worker_main(
     job: Job, rank: int, reader: Callable[[], Iterable[Item]], events: Any, lifeline: Lifeline
 ) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker keeps the driver's handler
     lifeline.hold()
     report: Report = events.put
     try:

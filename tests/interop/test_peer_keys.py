@@ -1,0 +1,60 @@
+"""Keys sidecars cross between litdata and LitData 0.2.76, both ways.
+
+Runs when ``LITDATA_PEER_PYTHON`` points at a python with LitData installed.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import litdata as ld
+
+fns = pytest.importorskip("fns")
+PEER = os.environ.get("LITDATA_PEER_PYTHON")
+pytestmark = [
+    pytest.mark.peer,
+    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to a python with LitData"),
+]
+SCRIPT = Path(__file__).with_name("keyed_with_litdata.py")
+
+
+def _peer(*args, cwd):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [PEER, str(SCRIPT), *map(str, args)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+
+
+def test_we_look_up_keys_litdata_wrote(tmp_path):
+    _peer("write", tmp_path / "ds", cwd=tmp_path)
+    ds = ld.StreamingDataset(str(tmp_path / "ds"))
+    assert all(ds[f"user-{i}"] == {"uid": f"user-{i}", "value": i} for i in range(60))
+    with pytest.raises(KeyError):
+        ds["user-60"]
+
+
+def test_litdata_looks_up_keys_we_wrote(tmp_path):
+    ld.optimize(
+        fns.keyed,
+        list(range(60)),
+        str(tmp_path / "ds"),
+        chunk_size=16,
+        num_workers=2,
+        key_fn=fns.uid,
+        verbose=False,
+    )
+    wanted = ["user-0", "user-37", "user-59"]
+    rows = [
+        json.loads(line)
+        for line in _peer("read", tmp_path / "ds", *wanted, cwd=tmp_path).splitlines()
+    ]
+    assert rows == [{"uid": key, "value": int(key.split("-")[1])} for key in wanted]
