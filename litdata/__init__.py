@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from litdata.processing.map import map
     from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
     from litdata.processing.optimize import optimize
+    from litdata.processing.update import dataset_update
     from litdata.streaming.collate import litdata_collate
     from litdata.streaming.combined import CombinedStreamingDataset
     from litdata.streaming.dataloader import StreamingDataLoader
@@ -46,6 +47,7 @@ __all__ = [
     "__version__",
     "build_keys_index",
     "complete_dataset",
+    "dataset_update",
     "hookimpl",
     "is_complete_dataset",
     "litdata_collate",
@@ -75,6 +77,7 @@ _LAZY = {
     "map": "litdata.processing.map",
     "merge_datasets": "litdata.processing.merge",
     "optimize": "litdata.processing.optimize",
+    "dataset_update": "litdata.processing.update",
     "StreamingDataLoader": "litdata.streaming.dataloader",
     "StreamingDataset": "litdata.streaming.dataset",
     "litdata_collate": "litdata.streaming.collate",

@@ -36,6 +36,7 @@ from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import published_name
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
 from litdata.processing.lock import LOCK_FILENAME, OutputLock
+from litdata.processing.update import SCRATCH as UPDATE_SCRATCH
 
 __all__ = ["MODES", "Output", "prepare_output"]
 
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 MODES = (None, "append", "overwrite")
 STAGING = ".litdata-staging"
-_OURS = {INDEX_FILENAME, LOCK_FILENAME, CHECKPOINT_DIR, STAGING, KEYS_DIR}
+_OURS = {INDEX_FILENAME, LOCK_FILENAME, CHECKPOINT_DIR, STAGING, KEYS_DIR, UPDATE_SCRATCH}
 _SHOWN = 5  # foreign files named in a refusal
 
 

@@ -58,3 +58,23 @@ def test_litdata_looks_up_keys_we_wrote(tmp_path):
         for line in _peer("read", tmp_path / "ds", *wanted, cwd=tmp_path).splitlines()
     ]
     assert rows == [{"uid": key, "value": int(key.split("-")[1])} for key in wanted]
+
+
+def test_litdata_reads_a_dataset_we_updated(tmp_path):
+    ld.optimize(
+        fns.keyed,
+        list(range(60)),
+        str(tmp_path / "ds"),
+        chunk_size=16,
+        num_workers=1,
+        key_fn=fns.uid,
+        verbose=False,
+    )
+    with ld.dataset_update(tmp_path / "ds") as update:
+        update["user-37"] = {"uid": "user-37", "value": -37}
+        update.commit()
+    rows = [
+        json.loads(line)
+        for line in _peer("read", tmp_path / "ds", "user-37", "user-36", cwd=tmp_path).splitlines()
+    ]
+    assert rows == [{"uid": "user-37", "value": -37}, {"uid": "user-36", "value": 36}]

@@ -13,6 +13,7 @@ __all__ = [
     "create_compressor",
     "decompressed_filename",
     "parse_chunk_filename",
+    "parse_chunk_generation",
 ]
 
 
@@ -42,22 +43,33 @@ def create_compressor(spec: str, providers: Mapping[str, str] | None = None) -> 
         raise
 
 
-def chunk_filename(rank: int, index: int, compression: str | None) -> str:
-    """The chunk file name LitData uses: ``chunk-<rank>-<index>[.<compression>].bin``."""
-    if compression:
-        return f"chunk-{rank}-{index}.{compression}.bin"
-    return f"chunk-{rank}-{index}.bin"
+def chunk_filename(rank: int, index: int, compression: str | None, generation: int = 0) -> str:
+    """The chunk file name LitData uses: ``chunk-<rank>-<index>[.<compression>].bin``.
+
+    A chunk rewritten by ``dataset_update`` takes ``-u<generation>`` after its index, so the
+    previous file stays readable until the update after next.
+    """
+    stem = f"chunk-{rank}-{index}" + (f"-u{generation}" if generation else "")
+    return f"{stem}.{compression}.bin" if compression else f"{stem}.bin"
 
 
 def parse_chunk_filename(name: str) -> tuple[int, int] | None:
     """The ``(rank, index)`` of a name ``chunk_filename`` builds, or ``None`` for other names."""
+    parsed = parse_chunk_generation(name)
+    return None if parsed is None else parsed[:2]
+
+
+def parse_chunk_generation(name: str) -> tuple[int, int, int] | None:
+    """The ``(rank, index, generation)`` of a chunk file name, or ``None`` for other names."""
     if not (name.startswith("chunk-") and name.endswith(".bin")):
         return None
     rank, _, rest = name[len("chunk-") : -len(".bin")].partition("-")
-    index, dot, infix = rest.partition(".")
-    if not (rank.isdecimal() and index.isdecimal()) or (dot and not infix):
+    numbers, dot, infix = rest.partition(".")
+    index, _, generation = numbers.partition("-u")
+    valid = rank.isdecimal() and index.isdecimal() and (not generation or generation.isdecimal())
+    if not valid or (dot and not infix) or numbers.endswith("-u"):
         return None
-    return int(rank), int(index)
+    return int(rank), int(index), int(generation or 0)
 
 
 def decompressed_filename(filename: str, compression: str) -> str:
