@@ -198,9 +198,9 @@ ROWS: dict[str, Row] = {
                 "ours": "its local prepared dataset's files, uploaded to s3://bench/ours/<W>",
                 "litdata": "its local prepared dataset's files (written by LitData's optimize),"
                 " uploaded to s3://bench/litdata/<W>",
-                S3FS_RAW: "ours' chunk objects fetched with S3FileSystem.cat_file, 2 at a time"
-                " per reader (main process, or each DataLoader worker), no decoding, no cache:"
-                " the server's own limit (its warm rows fetch again)",
+                S3FS_RAW: "ours' chunk objects fetched with S3FileSystem.cat_file (one GET"
+                " each), 2 at a time per reader (main process, or each DataLoader worker), no"
+                " decoding, no cache: the server's own limit (its warm rows fetch again)",
             },
         ),
         Row(

@@ -3,8 +3,10 @@
 Runs under the ours interpreter without our package (``PYTHONPATH`` unset): an
 ``IterableDataset`` whose readers (the main process at 0 workers, each DataLoader worker at 2)
 take every ``n``-th chunk object of the dataset (ours' chunk files) and fetch them with
-``S3FileSystem.cat_file`` (one GET each), 2 at a time per reader (``max_pre_download``'s
-default), yielding each chunk's size; nothing is decoded, written to disk or checked beyond its
+``S3FileSystem.cat_file(path, max_concurrency=1)`` (one plain GET each; s3fs would otherwise
+split objects over 50 MiB into a HEAD and ranged GETs, slower against moto, which builds the
+whole object for every ranged GET), 2 at a time per reader (``max_pre_download``'s default),
+yielding each chunk's size; nothing is decoded, written to disk or checked beyond its
 length. What it measures is how fast the server hands out these objects to this many readers:
 the server's own limit for the remote rows.
 """
@@ -56,10 +58,15 @@ class RawChunks(torch.utils.data.IterableDataset[tuple[int, int, int]]):
         fs = filesystem(self.remote.storage_options)
         prefix = self.remote.url.removeprefix("s3://")
         pending: deque[tuple[dict[str, Any], Future[bytes]]] = deque()
+
+        def fetch(chunk: dict[str, Any]) -> Future[bytes]:
+            path = f"{prefix}/{chunk['filename']}"
+            return pool.submit(fs.cat_file, path, max_concurrency=1)
+
         with ThreadPoolExecutor(DEPTH) as pool:
             todo = iter(mine)
             for chunk in todo:
-                pending.append((chunk, pool.submit(fs.cat_file, f"{prefix}/{chunk['filename']}")))
+                pending.append((chunk, fetch(chunk)))
                 if len(pending) >= DEPTH:
                     break
             while pending:
@@ -67,8 +74,7 @@ class RawChunks(torch.utils.data.IterableDataset[tuple[int, int, int]]):
                 data = future.result()
                 following = next(todo, None)
                 if following is not None:
-                    path = f"{prefix}/{following['filename']}"
-                    pending.append((following, pool.submit(fs.cat_file, path)))
+                    pending.append((following, fetch(following)))
                 yield len(data), int(chunk["chunk_bytes"]), int(chunk["chunk_size"])
                 del data
 
