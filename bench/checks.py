@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream-results", default=None, help="a bench results .md")
     parser.add_argument("--out", default=None, help="write the table here too")
     args = parser.parse_args(argv)
-    source, epochs = stream_epochs(Path(args.stream_results) if args.stream_results else None)
+    given = Path(args.stream_results).resolve() if args.stream_results else None
+    source, epochs = stream_epochs(given)
     lines = [
         f"### checks: shuffle-order checks, {dt.datetime.now():%Y-%m-%d %H:%M}",
         "",
