@@ -133,5 +133,6 @@ def test_a_file_checked_block_by_block_agrees_with_its_bytes_checked_whole(
     checksum.verify_checksum(data, entry, "whole")
     checksum.verify_file(path, entry, "by blocks")
     path.write_bytes(data[:-1] + b"\x00")
-    with pytest.raises(ChunkCorruptError, match=f"by blocks is corrupt: its checksum is {algorithm}"):
+    corrupt = f"by blocks is corrupt: its checksum is {algorithm}"
+    with pytest.raises(ChunkCorruptError, match=corrupt):
         checksum.verify_file(path, entry, "by blocks")
