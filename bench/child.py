@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
         elif args.action == "mixture":
             result = system.mixture(Path(args.dataset), args.mix, args.num_workers)
+        elif args.action in ("remote-stream", "remote-random"):
+            result = run_remote(system, args)
         else:
             raise SystemExit(f"unknown action {args.action}")
     except Unsupported as exc:
@@ -69,6 +71,21 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def run_remote(system: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The remote rows' actions (against the parent's S3 server)."""
+    from remote import storage_options
+    from systems.base import Remote
+
+    remote = Remote(args.url, storage_options(args.endpoint), args.request_log)
+    if args.action == "remote-stream":
+        result: dict[str, Any] = system.remote_stream(
+            args.workload, remote, Path(args.cache_dir), args.num_workers
+        )
+    else:
+        result = system.remote_random(args.workload, remote, Path(args.cache_dir))
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -81,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shuffle", type=int, default=0)
     parser.add_argument("--num-workers", type=int, default=0)
     parser.add_argument("--mix", default="weighted", choices=("weighted", "all"))
+    parser.add_argument("--url", default=None, help="remote dataset URL (remote rows)")
+    parser.add_argument("--endpoint", default=None, help="the S3 server (remote rows)")
+    parser.add_argument("--cache-dir", default=None, help="chunk cache (remote rows)")
+    parser.add_argument("--request-log", default=None, help="the S3 server's request log")
+    parser.add_argument("--cache", default=None, help="cold or warm (remote-stream; informative)")
     args = parser.parse_args(argv)
     try:
         result = run(args)

@@ -23,6 +23,14 @@ class Metric:
     compare: bool = True  # show ``ours vs X`` ratios for this metric
 
 
+#: The systems of the local rows (``--systems`` default order).
+STANDARD = ("ours", "litdata", "mosaic", "webdataset", "baseline")
+#: Ours with ``LITDATA_VERIFY=0`` in its environment (chunks not checked against checksums).
+NOVERIFY = "ours-noverify"
+#: The remote rows' reference: the chunk objects read with s3fs at the same concurrency.
+S3FS_RAW = "s3fs-raw"
+
+
 @dataclass(frozen=True)
 class Row:
     """A benchmark row: one child action over workloads x variants x systems."""
@@ -40,6 +48,8 @@ class Row:
     defaults: tuple[str, ...] | None = (
         None  # workloads run when --workloads is not given (all if None)
     )
+    systems: tuple[str, ...] = STANDARD  # the systems this row runs (others are skipped)
+    remote: bool = False  # reads datasets from the bench's S3 server (see remote.py)
 
     def variant_label(self, variant: dict[str, Any]) -> str:
         """Short text for a variant (e.g. ``shuffle, 2 workers``)."""
@@ -50,6 +60,8 @@ class Row:
             weights = "/".join(str(w) for w in MIX_WEIGHTS)
             weighted = variant["mix"] == "weighted"
             parts.append(f"weights {weights}" if weighted else "all, no weights")
+        if "cache" in variant:
+            parts.append(str(variant["cache"]))
         if "shuffle" in variant:
             parts.append("shuffle" if variant["shuffle"] else "no shuffle")
         if "num_workers" in variant:
@@ -93,10 +105,16 @@ ROWS: dict[str, Row] = {
             "random",
             "random",
             ("W1", "W2", "W3"),
-            (Metric("p50_us", "p50 µs", False, 1), Metric("p99_us", "p99 µs", False, 1)),
+            (
+                Metric("p50_us", "p50 µs", False, 1),
+                Metric("p99_us", "p99 µs", False, 1),
+                Metric("first_us", "first ds[i] µs", False, 0),
+            ),
             needs_dataset=True,
             description="1,000 random ds[i] on a freshly opened dataset",
             defaults=("W1", "W3"),
+            systems=(*STANDARD, NOVERIFY),
+            notes={NOVERIFY: "ours with LITDATA_VERIFY=0 (chunks not checked against their XXH3)"},
         ),
         Row(
             "stream",
@@ -114,6 +132,8 @@ ROWS: dict[str, Row] = {
             ),
             needs_dataset=True,
             description="one epoch from building dataset + loader to the last batch",
+            systems=(*STANDARD, NOVERIFY),
+            notes={NOVERIFY: "ours with LITDATA_VERIFY=0 (chunks not checked against their XXH3)"},
         ),
         Row(
             "mixture",
@@ -148,6 +168,60 @@ ROWS: dict[str, Row] = {
                 "webdataset": "not applicable: no mixture dataset in the benchmarked API",
                 "baseline": "not applicable: no mixture",
             },
+        ),
+        Row(
+            "remote-stream",
+            "remote-stream",
+            ("W1", "W3"),
+            (
+                Metric("samples_per_s", "samples/s", True, 0),
+                Metric("first_batch_ms", "first batch ms", False, 0),
+                PSS,
+                Metric("peak_cache_mb", "peak cache disk MB", False, 0),
+                Metric("requests", "HTTP requests", False, 0, compare=False),
+            ),
+            variants=tuple(
+                {"cache": cache, "num_workers": workers}
+                for workers in (0, 2)
+                for cache in ("cold", "warm")
+            ),
+            needs_dataset=True,
+            description=(
+                "one shuffled epoch of StreamingDataset('s3://...', storage_options=...,"
+                " cache_dir=...) + StreamingDataLoader from a moto S3 server on loopback; cold:"
+                " empty cache dir; warm: the same cache dir, in a new process after the cold"
+                " epoch"
+            ),
+            systems=("ours", "litdata", S3FS_RAW),
+            remote=True,
+            notes={
+                "ours": "its local prepared dataset's files, uploaded to s3://bench/ours/<W>",
+                "litdata": "its local prepared dataset's files (written by LitData's optimize),"
+                " uploaded to s3://bench/litdata/<W>",
+                S3FS_RAW: "ours' chunk objects fetched with S3FileSystem.cat_file (one GET"
+                " each), 2 at a time per reader (main process, or each DataLoader worker), no"
+                " decoding, no cache: the server's own limit (its warm rows fetch again)",
+            },
+        ),
+        Row(
+            "remote-random",
+            "remote-random",
+            ("W1", "W3"),
+            (
+                Metric("p50_us", "p50 µs", False, 0),
+                Metric("p99_us", "p99 µs", False, 0),
+                Metric("requests_per_item", "HTTP requests per ds[i]", False, 3),
+                Metric("first_requests", "requests, first ds[i]", False, 0, compare=False),
+                Metric("max_requests", "requests, most for one ds[i]", False, 0, compare=False),
+            ),
+            needs_dataset=True,
+            description=(
+                "200 random ds[i] (the first 200 of the random row's indices) on a freshly opened"
+                " remote StreamingDataset with an empty cache dir; requests counted in the S3"
+                " server's log"
+            ),
+            systems=("ours", "litdata"),
+            remote=True,
         ),
     ]
 }

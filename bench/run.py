@@ -1,13 +1,15 @@
 """Run the benchmark of shared/BENCH.md: every system in its own child process, medians and ratios.
 
-    python bench/run.py [--rows write,optimize,random,stream,mixture] [--workloads W1,...,W4]
-                        [--repeats 3] [--systems ours,litdata,mosaic,webdataset,baseline]
+    python bench/run.py [--rows write,optimize,random,stream,mixture,remote-stream,remote-random]
+                        [--workloads W1,...,W4] [--repeats 3]
+                        [--systems ours,litdata,mosaic,webdataset,baseline,ours-noverify,s3fs-raw]
 
 Builds the peers' venv if needed (``bench/peers.py``), generates the workloads once into
 ``$LITDATA_BENCH_DIR`` (default ``~/.cache/litdata-bench/data``), prepares each system's dataset
 for the read rows, runs ``--repeats`` children per cell (systems interleaved within a repeat),
 checks counts and checksums of everything that came back, prints Markdown tables and writes them
 to ``bench/results/<date>-<rows>.md`` (raw per-repeat numbers go to a ``.json`` beside it).
+The remote rows run against a moto S3 server this process starts and stops (``remote.py``).
 
 Environment: ``LITDATA_BENCH_OURS_PYTHON`` (interpreter for ours and the baseline; default
 ``<repo>/.venv/bin/python`` if it exists, else this interpreter), ``LITDATA_BENCH_PEERS_VENV``,
@@ -17,6 +19,7 @@ Environment: ``LITDATA_BENCH_OURS_PYTHON`` (interpreter for ours and the baselin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -36,14 +39,19 @@ if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
 import peers  # noqa: E402
+import remote  # noqa: E402
 import workloads  # noqa: E402
 from child import RESULT_PREFIX  # noqa: E402
 from memory import PeakPss  # noqa: E402
-from rows import ROWS, Row  # noqa: E402
+from rows import NOVERIFY, ROWS, S3FS_RAW, STANDARD, Row  # noqa: E402
 from table import Cell, render  # noqa: E402
 
-ALL_SYSTEMS = ("ours", "litdata", "mosaic", "webdataset", "baseline")
+ALL_SYSTEMS = (*STANDARD, NOVERIFY, S3FS_RAW)
 PEER_SYSTEMS = {"litdata", "mosaic", "webdataset"}
+#: Systems that read another system's prepared dataset (the same files, the same objects).
+DATASET_OF = {NOVERIFY: "ours", S3FS_RAW: "ours"}
+#: Systems whose children import our package (``PYTHONPATH=<repo>``).
+OURS_SYSTEMS = {"ours", NOVERIFY}
 
 
 @dataclass
@@ -61,6 +69,8 @@ class Settings:
     log_dir: Path
     results_dir: Path
     rebuilt: set[Path] = field(default_factory=set)  # ours' datasets rewritten by this invocation
+    server: remote.MotoServer | None = None  # the remote rows' S3 server, while it runs
+    uploaded: set[str] = field(default_factory=set)  # remote URLs uploaded by this invocation
 
 
 def ours_python() -> str:
@@ -79,17 +89,30 @@ def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str,
         return [str(peers.venv_python())], peers.peer_env(tmpdir=tmp)
     env = dict(os.environ)
     env["TMPDIR"] = str(tmp)
-    if system == "ours":
+    if system in OURS_SYSTEMS:
         env["PYTHONPATH"] = str(REPO)
     else:
         env.pop("PYTHONPATH", None)
+    if system == NOVERIFY:
+        env["LITDATA_VERIFY"] = "0"
     return [settings.ours_python], env
 
 
 def run_child(
-    settings: Settings, system: str, action: str, workload: str, *, extra: list[str], label: str
+    settings: Settings,
+    system: str,
+    action: str,
+    workload: str,
+    *,
+    extra: list[str],
+    label: str,
+    watch_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Run one child; return its result dict with ``peak_pss_mb`` and ``wall_s`` added."""
+    """Run one child; return its result dict with ``peak_pss_mb`` and ``wall_s`` added.
+
+    With ``watch_dir``, the bytes under it are sampled every 20 ms as well (``peak_cache_mb``);
+    with the S3 server running, the child's requests to it are counted (``requests``).
+    """
     cmd, env = child_command(settings, system)
     cmd += [
         str(BENCH / "child.py"),
@@ -111,7 +134,11 @@ def run_child(
         proc = subprocess.Popen(
             cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=env["TMPDIR"]
         )
-        with PeakPss(proc.pid) as pss:
+        counted = settings.server is not None and action.startswith("remote")
+        requests = settings.server.requests if settings.server and counted else None
+        mark = requests.offset() if requests else 0
+        disk = remote.PeakDisk(watch_dir) if watch_dir is not None else None
+        with PeakPss(proc.pid) as pss, disk or contextlib.nullcontext():
             try:
                 proc.wait(timeout=settings.timeout)
             except subprocess.TimeoutExpired:
@@ -133,6 +160,10 @@ def run_child(
         result = {"ok": False, "error": f"child died ({why}): {tail[0][:200]}"}
     result["peak_pss_mb"] = max(pss.peak_mb, float(result.get("pss_end_mb") or 0.0))
     result["wall_s"] = wall
+    if disk is not None:
+        result["peak_cache_mb"] = disk.peak_mb
+    if requests is not None:
+        result["requests"] = requests.count(mark)[0]
     result["log"] = str(log)
     return result
 
@@ -153,6 +184,10 @@ def check_status(
     if kind == "mixture":
         problems = workloads.mixture_problems(got, (variant or {}).get("mix", "weighted"))
         return f"WRONG: {'; '.join(problems)}" if problems else "ok"
+    if kind == "exact":  # each sample compared with the source's in the child
+        if got.get("wrong") or got.get("count") != workloads.REMOTE_RANDOM_COUNT:
+            return f"WRONG: {got.get('wrong')} of {got.get('count')} samples differ"
+        return "ok"
     want = expected[workload]["random" if kind == "random" else "full"]
     if kind == "count" and got.get("count") != want["count"]:
         return f"WRONG: count {got.get('count')} != {want['count']}"
@@ -163,6 +198,7 @@ def check_status(
 
 def prepare(settings: Settings, system: str, workload: str, row: Row) -> tuple[Path, str]:
     """Make sure ``system`` has ``row``'s ``workload`` dataset; return (dir, status)."""
+    system = DATASET_OF.get(system, system)
     out = settings.root / "prepared" / system / f"{workload}{row.dataset_suffix}"
     marker = out / ".bench-prepared.json"
     if system == "baseline" and row.prepare_action == "prepare":
@@ -208,10 +244,14 @@ def record(cell: Cell, result: dict[str, Any], status: str, label: str) -> None:
         print(f"  {label}: {status} (log: {result['log']})", flush=True)
         return
     metrics = result.get("metrics", {})
-    cell.add({**metrics, "peak_pss_mb": result["peak_pss_mb"]})
+    added = {key: result[key] for key in ("peak_cache_mb", "requests") if key in result}
+    cell.add({**metrics, "peak_pss_mb": result["peak_pss_mb"], **added})
     cell.note = result.get("note", cell.note)
     shown = {k: round(v, 2) for k, v in metrics.items() if isinstance(v, float)}
-    print(f"  {label}: {shown} pss={result['peak_pss_mb']:.0f}MB", flush=True)
+    more = "".join(
+        f" {key}={result[key]:.0f}" for key in ("peak_cache_mb", "requests") if key in result
+    )
+    print(f"  {label}: {shown} pss={result['peak_pss_mb']:.0f}MB{more}", flush=True)
 
 
 def run_row(
@@ -219,21 +259,20 @@ def run_row(
 ) -> dict[tuple[str, str, str], Cell]:
     """Run every cell of ``row``; returns cells keyed by (workload, variant label, system)."""
     cells: dict[tuple[str, str, str], Cell] = {}
-    wanted = settings.workloads or row.defaults or row.workloads
-    row_workloads = [w for w in wanted if w in row.workloads]
-    for workload in row_workloads:
+    systems = row_systems(settings, row)
+    for workload in row_workloads(settings, row):
         datasets: dict[str, tuple[Path, str]] = {}
         if row.needs_dataset:
-            for system in settings.systems:
+            for system in systems:
                 datasets[system] = prepare(settings, system, workload, row)
         for variant in row.variants:
             vlabel = row.variant_label(variant)
-            for system in settings.systems:
+            for system in systems:
                 cell = cells.setdefault((workload, vlabel, system), Cell())
                 if row.needs_dataset and datasets[system][1] != "ok":
                     cell.status = datasets[system][1]
             for rep in range(settings.repeats):
-                for system in settings.systems:
+                for system in systems:
                     cell = cells[(workload, vlabel, system)]
                     if cell.status != "ok":
                         continue
@@ -252,6 +291,103 @@ def run_row(
                     )
                     status = check_status(result, expected, workload, variant)
                     record(cell, result, status, label)
+    return cells
+
+
+def row_systems(settings: Settings, row: Row) -> list[str]:
+    """The selected systems that ``row`` runs, in ``--systems`` order."""
+    return [system for system in settings.systems if system in row.systems]
+
+
+def row_workloads(settings: Settings, row: Row) -> list[str]:
+    """The workloads ``row`` runs: ``--workloads`` (those it has), or its defaults."""
+    wanted = settings.workloads or row.defaults or row.workloads
+    return [w for w in wanted if w in row.workloads]
+
+
+def remote_dataset(settings: Settings, system: str, workload: str, row: Row) -> tuple[str, str]:
+    """``(URL, status)`` of ``system``'s dataset on the S3 server, uploaded once per invocation.
+
+    The files are those of the system's local prepared dataset (``prepare``), uploaded as they
+    are; ``s3fs-raw`` reads ours' objects.
+    """
+    owner = DATASET_OF.get(system, system)
+    local, status = prepare(settings, owner, workload, row)
+    url = remote.url(owner, workload)
+    if status != "ok" or url in settings.uploaded:
+        return url, status
+    assert settings.server is not None
+    print(f"  uploading {local} to {url} ...", flush=True)
+    try:
+        remote.upload(settings.ours_python, settings.server.endpoint, local, url)
+    except subprocess.CalledProcessError as error:
+        return url, f"error: upload failed ({error})"
+    settings.uploaded.add(url)
+    return url, "ok"
+
+
+def run_remote_row(
+    settings: Settings, row: Row, expected: dict[str, Any]
+) -> dict[tuple[str, str, str], Cell]:
+    """Run a remote row; cells keyed by (workload, variant label, system) as in ``run_row``.
+
+    ``remote-stream``: per repeat, system and worker count, a cold child (empty cache dir),
+    then a warm one on the same cache dir (a new process after that full epoch).
+    ``remote-random``: one child per repeat and system, with an empty cache dir.
+    """
+    assert settings.server is not None
+    cells: dict[tuple[str, str, str], Cell] = {}
+    systems = row_systems(settings, row)
+    scratch = peers.scratch_dir() / "remote-cache"
+    for workload in row_workloads(settings, row):
+        urls = {system: remote_dataset(settings, system, workload, row) for system in systems}
+        for variant in row.variants:
+            for system in systems:
+                cell = cells.setdefault((workload, row.variant_label(variant), system), Cell())
+                if urls[system][1] != "ok":
+                    cell.status = urls[system][1]
+        groups: dict[int, list[dict[str, Any]]] = {}
+        for variant in row.variants:  # cold before warm, per worker count
+            groups.setdefault(int(variant.get("num_workers", 0)), []).append(variant)
+        for workers, variants in groups.items():
+            for rep in range(settings.repeats):
+                for system in systems:
+                    cache_dir = scratch / f"{row.name}-{workload}-{workers}-{system}-r{rep}"
+                    shutil.rmtree(cache_dir, ignore_errors=True)
+                    cache_dir.mkdir(parents=True)
+                    for variant in variants:
+                        vlabel = row.variant_label(variant)
+                        cell = cells[(workload, vlabel, system)]
+                        if cell.status != "ok":
+                            continue
+                        extra = [
+                            "--url",
+                            urls[system][0],
+                            "--endpoint",
+                            settings.server.endpoint,
+                            "--cache-dir",
+                            str(cache_dir),
+                            "--request-log",
+                            str(settings.server.log_path),
+                            "--shuffle",
+                            "1",
+                        ]
+                        for key, value in variant.items():
+                            extra += [f"--{key.replace('_', '-')}", str(value)]
+                        tag = "-".join(str(v) for v in variant.values()) or "cold"
+                        label = f"{row.name}-{workload}-{tag}-{system}-r{rep}"
+                        result = run_child(
+                            settings,
+                            system,
+                            row.action,
+                            workload,
+                            extra=extra,
+                            label=label,
+                            watch_dir=cache_dir,
+                        )
+                        status = check_status(result, expected, workload)
+                        record(cell, result, status, label)
+                    shutil.rmtree(cache_dir, ignore_errors=True)
     return cells
 
 
@@ -305,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     settings = parse_args(argv)
     settings.log_dir.mkdir(parents=True, exist_ok=True)
-    if "ours" in settings.systems:
+    if OURS_SYSTEMS & set(settings.systems):
         compile_ours(settings)
     if PEER_SYSTEMS & set(settings.systems):
         print(f"peers venv: {peers.build()}", flush=True)
@@ -321,16 +457,27 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     raw: dict[str, Any] = {}
-    for name in settings.rows:
-        row = ROWS[name]
-        print(f"== row {name}", flush=True)
-        cells = run_row(settings, row, expected)
-        table = render(row, cells, settings.systems)
-        print("\n" + table + "\n", flush=True)
-        sections += [table, ""]
-        raw[name] = {
-            "|".join(k): {"status": c.status, "values": c.values} for k, c in cells.items()
-        }
+    with contextlib.ExitStack() as stack:
+        if any(ROWS[name].remote for name in settings.rows):
+            settings.server = stack.enter_context(
+                remote.MotoServer(
+                    Path(settings.ours_python).parent,
+                    settings.log_dir,
+                    peers.scratch_dir() / "moto",
+                )
+            )
+            print(f"S3 server: {settings.server.endpoint} (log {settings.server.log_path})")
+        for name in settings.rows:
+            row = ROWS[name]
+            print(f"== row {name}", flush=True)
+            cells = (run_remote_row if row.remote else run_row)(settings, row, expected)
+            table = render(row, cells, row_systems(settings, row))
+            print("\n" + table + "\n", flush=True)
+            sections += [table, ""]
+            raw[name] = {
+                "|".join(k): {"status": c.status, "values": c.values} for k, c in cells.items()
+            }
+        settings.server = None
     settings.results_dir.mkdir(parents=True, exist_ok=True)
     base = settings.results_dir / f"{started:%Y-%m-%d-%H%M}-{'-'.join(settings.rows)}"
     base.with_suffix(".md").write_text("\n".join(sections))

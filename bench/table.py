@@ -8,7 +8,7 @@ from typing import Any
 
 from rows import Metric, Row
 
-PEERS_FOR_RATIO = ("litdata", "mosaic", "webdataset", "baseline")
+PEERS_FOR_RATIO = ("litdata", "mosaic", "webdataset", "baseline", "ours-noverify", "s3fs-raw")
 
 
 @dataclass

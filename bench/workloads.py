@@ -67,6 +67,7 @@ WORKLOADS: dict[str, Workload] = {
 }
 
 RANDOM_ACCESS_COUNT = 1_000
+REMOTE_RANDOM_COUNT = 200  # remote-random: the first 200 of the same indices
 RANDOM_SEED = 1234
 
 # Mixture row: two corpora cut from W2's documents, mixed 0.7/0.3 (see ``MixtureChecker``).

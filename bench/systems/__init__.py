@@ -12,10 +12,12 @@ from typing import Any
 #: system name -> adapter module (relative to this package)
 MODULES = {
     "ours": "ours",
+    "ours-noverify": "ours",  # the same adapter; its children get LITDATA_VERIFY=0
     "litdata": "litdata_peer",
     "mosaic": "mosaic",
     "webdataset": "webdataset_peer",
     "baseline": "baseline",
+    "s3fs-raw": "s3fs_raw",
 }
 
 

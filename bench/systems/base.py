@@ -12,7 +12,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from memory import tree_pss_kib
-from workloads import W2_BLOCK, WORKLOADS, Checker, MixtureChecker, Source, random_indices
+from workloads import (
+    REMOTE_RANDOM_COUNT,
+    W2_BLOCK,
+    WORKLOADS,
+    Checker,
+    MixtureChecker,
+    Source,
+    random_indices,
+)
 
 
 class Unsupported(Exception):
@@ -55,6 +63,14 @@ def add_batch(checker: Checker, batch: Any, kind: str) -> None:
 def pss_now_mb() -> float:
     """PSS of this process and its children now, in MB (a sample the parent's sampler may miss)."""
     return tree_pss_kib(os.getpid()) * 1024 / 1e6
+
+
+class Remote(NamedTuple):
+    """A dataset on the bench's S3 server, as a child is told about it."""
+
+    url: str  # s3://bench/<system>/<W>
+    storage_options: dict[str, Any]  # LitData's (boto3's) names
+    request_log: str | None  # the server's request log, to count requests
 
 
 class EpochTimes(NamedTuple):
@@ -161,6 +177,69 @@ def time_random(
     }
 
 
+def same_sample(kind: str, got: Any, want: Any) -> bool:
+    """Whether a returned sample equals the source's (W1 and W3 samples)."""
+    if kind == "image":
+        return bytes(got["image"]) == want["image"] and int(got["label"]) == want["label"]
+    if kind == "tokens":
+        return bool(np.array_equal(np.asarray(got), want))
+    return bool(np.array_equal(np.asarray(got["x"]), want["x"])) and int(got["y"]) == want["y"]
+
+
+def time_remote_random(
+    open_dataset: Callable[[], Any], workload: str, source: Source, request_log: str | None
+) -> dict[str, Any]:
+    """Open a remote dataset (cold cache) and time ``REMOTE_RANDOM_COUNT`` random ``ds[i]``.
+
+    With ``request_log`` (the S3 server's request log), the requests each ``ds[i]`` made are
+    counted from the log's new lines (outside the timed calls).
+    """
+    from remote import RequestLog
+
+    log = RequestLog(Path(request_log)) if request_log else None
+    kind = WORKLOADS[workload].kind
+    indices = random_indices(workload)[:REMOTE_RANDOM_COUNT]
+    mark = log.offset() if log else 0
+    start = time.perf_counter()
+    ds = open_dataset()
+    opened = time.perf_counter() - start
+    open_requests = log.count(mark)[0] if log else 0
+    durations: list[float] = []
+    requests: list[int] = []
+    ranged = 0
+    wrong = 0
+    for i in indices:
+        mark = log.offset() if log else 0
+        t0 = time.perf_counter()
+        sample = ds[i]
+        durations.append(time.perf_counter() - t0)
+        if log:
+            made, made_ranged = log.count(mark)
+            requests.append(made)
+            ranged += made_ranged
+        wrong += not same_sample(kind, sample, source.sample(i))
+    metrics: dict[str, Any] = {
+        "p50_us": percentile_us(durations, 50),
+        "p99_us": percentile_us(durations, 99),
+        "first_us": durations[0] * 1e6,
+        "open_ms": opened * 1e3,
+    }
+    if log:
+        metrics.update(
+            requests_per_item=sum(requests) / len(requests),
+            first_requests=requests[0],
+            max_requests=max(requests),
+            ranged_share=ranged / max(1, sum(requests)),
+            open_requests=open_requests,
+        )
+    return {
+        "pss_end_mb": pss_now_mb(),
+        "metrics": metrics,
+        "check": {"count": len(indices), "wrong": wrong},
+        "check_kind": "exact",
+    }
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     """Run ``fn`` and return ``(seconds, result)``."""
     start = time.perf_counter()
@@ -218,6 +297,16 @@ class System:
     ) -> dict[str, Any]:
         """Row ``stream``: one epoch through the system's loader."""
         raise Unsupported("no streaming loader")
+
+    def remote_stream(
+        self, workload: str, remote: Remote, cache_dir: Path, num_workers: int
+    ) -> dict[str, Any]:
+        """Row ``remote-stream``: one shuffled epoch of the dataset at ``remote.url``."""
+        raise Unsupported("no remote streaming")
+
+    def remote_random(self, workload: str, remote: Remote, cache_dir: Path) -> dict[str, Any]:
+        """Row ``remote-random``: random ``ds[i]`` of a freshly opened remote dataset."""
+        raise Unsupported("no remote random access")
 
     def prepare_mixture(self, out: Path) -> None:
         """Write the mixture row's two token corpora to ``out/A`` and ``out/B``."""

@@ -115,3 +115,24 @@ def test_crc32_checksums_of_earlier_datasets_still_verify(dataset):
     chunk.write_bytes(bytes(data))
     with pytest.raises(ChunkCorruptError, match="its checksum is crc32:"):
         ld.DatasetReader(dataset)[10]
+
+
+@pytest.mark.parametrize("algorithm", ["xxh3", "crc32"])
+def test_a_file_checked_block_by_block_agrees_with_its_bytes_checked_whole(
+    tmp_path, monkeypatch, algorithm
+):
+    # Fetched chunks are checked from the downloaded file, a block at a time.
+    from litdata.core.chunks import checksum
+    from litdata.core.index import ChunkEntry
+
+    monkeypatch.setattr(checksum, "FILE_BLOCK", 1000)  # several blocks, the last one partial
+    data = bytes(range(256)) * 20
+    path = tmp_path / "chunk.bin"
+    path.write_bytes(data)
+    entry = ChunkEntry("chunk.bin", 1, len(data), checksum=checksum.checksum_of(data, algorithm))
+    checksum.verify_checksum(data, entry, "whole")
+    checksum.verify_file(path, entry, "by blocks")
+    path.write_bytes(data[:-1] + b"\x00")
+    corrupt = f"by blocks is corrupt: its checksum is {algorithm}"
+    with pytest.raises(ChunkCorruptError, match=corrupt):
+        checksum.verify_file(path, entry, "by blocks")

@@ -176,3 +176,44 @@ def test_a_forked_child_uses_a_backend_made_and_used_in_the_parent(store):
     assert results.get(timeout=5) == b"hello"
     copy = pickle.loads(pickle.dumps(backend))
     assert copy.read_range(location.join("a.bin"), 6, 11) == b"world"
+
+
+def _requests_for(log, key):
+    """How many requests for ``key`` the server's log shows (one line per request)."""
+    return sum(1 for line in log.read_text(errors="replace").splitlines() if f"/{key} " in line)
+
+
+def test_s3_downloads_an_object_with_one_streamed_get(s3_server, tmp_path):
+    bucket = s3_server.new_bucket()
+    location = resolve(s3_server.url(bucket, "dl"), storage_options=s3_server.storage_options)
+    data = bytes(range(256)) * 8192  # 2 MB
+    location.write("big.bin", data)
+    log = s3_server.server.log
+    before = _requests_for(log, f"{bucket}/dl/big.bin")
+    location.storage.download(location.join("big.bin"), str(tmp_path / "big.bin"))
+    assert (tmp_path / "big.bin").read_bytes() == data
+    # fs.open would ask for the size (HEAD) and then a range; get_file streams one GET.
+    assert _requests_for(log, f"{bucket}/dl/big.bin") - before == 1
+
+
+def test_a_remote_chunk_is_fetched_and_checked_without_holding_it_in_memory(s3_server, tmp_path):
+    import os
+    import tracemalloc
+
+    import litdata as ld
+
+    url = s3_server.url(s3_server.new_bucket(), "ds")
+    options = s3_server.storage_options
+    samples = ({"id": i, "blob": os.urandom(1 << 20)} for i in range(24))
+    ld.write_dataset(samples, url, chunk_bytes="64MB", storage_options=options)
+    reader = ld.DatasetReader(url, storage_options=options, cache_dir=str(tmp_path / "cache"))
+    assert len(reader.index.chunks) == 1  # one chunk of ~24 MB
+    tracemalloc.start()
+    try:
+        path = reader.cache.hold(0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert os.path.getsize(path) > 24 << 20
+    assert peak < 12 << 20  # streamed to disk and checked block by block, never whole
+    assert [reader[i]["id"] for i in (0, 23)] == [0, 23]

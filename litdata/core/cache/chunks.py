@@ -18,6 +18,7 @@ from typing import Any
 
 from litdata.core.cache.directory import cache_home, version_dir
 from litdata.core.cache.locks import ChunkLock
+from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.codecs import create_compressor, decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
 from litdata.core.errors import ChunkCorruptError
@@ -207,12 +208,43 @@ class ChunkCache:
                 return Path(source).read_bytes(), source
             except FileNotFoundError:
                 raise _missing(source) from None
+        url = self._download(entry, scratch)
+        return scratch.read_bytes(), url
+
+    def _download(self, entry: ChunkEntry, scratch: Path) -> str:
+        """Download a remote chunk as stored into ``scratch``; returns its URL."""
         url = self.location.join(entry.filename)
         try:
             self.location.storage.download(url, str(scratch))
         except FileNotFoundError:
             raise _missing(url) from None
-        return scratch.read_bytes(), url
+        return url
+
+    def _fetch_plain(self, entry: ChunkEntry, temporary: Path) -> tuple[int, str]:
+        """Put the chunk's checked plain bytes in ``temporary``: ``(size as stored, source)``.
+
+        A remote, uncompressed chunk is downloaded straight into place and checked from the
+        file, block by block, so prefetching never holds whole chunks in memory.
+
+        Raises:
+            ChunkCorruptError: It fails its checksum, or does not decompress to what the index
+                says.
+        """
+        if self._local is None and not self._compression:
+            url = self._download(entry, temporary)
+            verify_file(temporary, entry, url)
+            return temporary.stat().st_size, url
+        data, source = self.stored(entry, temporary)
+        plain = plain_chunk(
+            data,
+            entry,
+            compressor=self._codec(),
+            level=self.index.config.extra.get("compression_level"),
+            where=source,
+        )
+        if plain is not data or self._local is not None:
+            temporary.write_bytes(plain)
+        return len(data), source
 
     def _fetch(self, entry: ChunkEntry, target: Path) -> None:
         """Fetch, check and decompress one chunk, and publish it as ``target``.
@@ -225,23 +257,15 @@ class ChunkCache:
         attempts = 1 if self._local is not None else 2
         with publishing(target, entry.chunk_bytes) as temporary:
             for attempt in range(1, attempts + 1):
-                data, source = self.stored(entry, temporary)
                 try:
-                    plain = plain_chunk(
-                        data,
-                        entry,
-                        compressor=self._codec(),
-                        level=self.index.config.extra.get("compression_level"),
-                        where=source,
-                    )
+                    size, source = self._fetch_plain(entry, temporary)
                     break
                 except ChunkCorruptError:
                     if attempt == attempts:
                         raise
-                    logger.warning("chunk %s failed its check; downloading it again", source)
-            if plain is not data or self._local is not None:
-                temporary.write_bytes(plain)
-        hooks.chunk_downloaded(source, str(target), len(data), time.perf_counter() - start)
+                    where = self.location.join(entry.filename)
+                    logger.warning("chunk %s failed its check; downloading it again", where)
+        hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start)
         logger.debug("fetched %s into %s", source, target)
 
     def _make_room(self, needed: int) -> None:

@@ -9,6 +9,7 @@ GIL, so a prefetch thread can check the next chunk while the current one is deco
 from __future__ import annotations
 
 import mmap
+import os
 import zlib
 from collections.abc import Callable
 
@@ -17,7 +18,7 @@ import xxhash
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.index import ChunkEntry
 
-__all__ = ["ALGORITHM", "checksum_of", "verify_checksum"]
+__all__ = ["ALGORITHM", "checksum_of", "verify_checksum", "verify_file"]
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
@@ -27,6 +28,30 @@ ALGORITHM = "xxh3"
 _HASHES: dict[str, Callable[[Buffer], str]] = {
     "xxh3": xxhash.xxh3_64_hexdigest,
     "crc32": lambda data: f"{zlib.crc32(data):08x}",
+}
+
+
+#: Bytes read at a time when a file is checked (:func:`verify_file`).
+FILE_BLOCK = 8 << 20
+
+
+class _Crc32:
+    """``zlib.crc32`` with a hashlib-like ``update``/``hexdigest``."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def update(self, data: Buffer) -> None:
+        self.value = zlib.crc32(data, self.value)
+
+    def hexdigest(self) -> str:
+        return f"{self.value:08x}"
+
+
+#: Incremental versions of ``_HASHES`` (same digests).
+_STREAMS: dict[str, Callable[[], xxhash.xxh3_64 | _Crc32]] = {
+    "xxh3": xxhash.xxh3_64,
+    "crc32": _Crc32,
 }
 
 
@@ -46,13 +71,42 @@ def verify_checksum(data: Buffer, entry: ChunkEntry, where: str) -> None:
     """
     if entry.checksum is None:
         return
-    algorithm = entry.checksum.partition(":")[0]
+    algorithm = _algorithm(entry, where)
+    _compare(checksum_of(data, algorithm), entry, where)
+
+
+def verify_file(path: str | os.PathLike[str], entry: ChunkEntry, where: str) -> None:
+    """Check the file at ``path`` like :func:`verify_checksum`, reading it block by block.
+
+    For a freshly downloaded chunk: it is never held in memory whole (nor mapped), so
+    checking several chunks at once costs a few blocks of memory, not several chunks.
+
+    Raises:
+        ChunkCorruptError: The checksum differs, or its algorithm is unknown.
+    """
+    if entry.checksum is None:
+        return
+    algorithm = _algorithm(entry, where)
+    digest = _STREAMS[algorithm]()
+    block = bytearray(FILE_BLOCK)
+    view = memoryview(block)
+    with open(path, "rb", buffering=0) as handle:
+        while count := handle.readinto(block):
+            digest.update(view[:count])
+    _compare(f"{algorithm}:{digest.hexdigest()}", entry, where)
+
+
+def _algorithm(entry: ChunkEntry, where: str) -> str:
+    algorithm = (entry.checksum or "").partition(":")[0]
     if algorithm not in _HASHES:
         raise ChunkCorruptError(
             f"{where} records a {algorithm!r} checksum, which this litdata cannot verify "
             f"(it knows {', '.join(_HASHES)}); upgrade litdata, or pass verify=False."
         )
-    actual = checksum_of(data, algorithm)
+    return algorithm
+
+
+def _compare(actual: str, entry: ChunkEntry, where: str) -> None:
     if actual != entry.checksum:
         raise ChunkCorruptError(
             f"Chunk {where} is corrupt: its checksum is {actual} but index.json records "
