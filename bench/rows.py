@@ -29,6 +29,10 @@ STANDARD = ("ours", "litdata", "mosaic", "webdataset", "baseline")
 NOVERIFY = "ours-noverify"
 #: The remote rows' reference: the chunk objects read with s3fs at the same concurrency.
 S3FS_RAW = "s3fs-raw"
+#: Ours and LitData writing and reading Fernet-encrypted datasets (per sample, LitData's
+#: default level; ``-chunk``: whole chunks), the key saved next to the chunks.
+ENCRYPTION_ENV = "LITDATA_BENCH_ENCRYPTION"
+ENCRYPTED = ("ours-fernet", "ours-fernet-chunk", "litdata-fernet", "litdata-fernet-chunk")
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,24 @@ ROWS: dict[str, Row] = {
             description="one epoch from building dataset + loader to the last batch",
             systems=(*STANDARD, NOVERIFY),
             notes={NOVERIFY: "ours with LITDATA_VERIFY=0 (chunks not checked against their XXH3)"},
+        ),
+        Row(
+            "encrypted",
+            "stream",
+            ("W1", "W3"),
+            (
+                Metric("samples_per_s", "samples/s", True, 0),
+                Metric("first_batch_ms", "first batch ms", False, 0),
+                PSS,
+            ),
+            variants=tuple({"shuffle": 1, "num_workers": workers} for workers in (0, 2)),
+            needs_dataset=True,
+            description=(
+                "the stream row on Fernet-encrypted datasets (password-derived key, LitData's"
+                " scheme), per sample and per chunk, next to the plain ones: the overhead is"
+                " each system's encrypted / plain samples/s"
+            ),
+            systems=("ours", "litdata", *ENCRYPTED),
         ),
         Row(
             "mixture",

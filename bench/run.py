@@ -43,15 +43,15 @@ import remote  # noqa: E402
 import workloads  # noqa: E402
 from child import RESULT_PREFIX  # noqa: E402
 from memory import PeakPss  # noqa: E402
-from rows import NOVERIFY, ROWS, S3FS_RAW, STANDARD, Row  # noqa: E402
+from rows import ENCRYPTED, ENCRYPTION_ENV, NOVERIFY, ROWS, S3FS_RAW, STANDARD, Row  # noqa: E402
 from table import Cell, render  # noqa: E402
 
-ALL_SYSTEMS = (*STANDARD, NOVERIFY, S3FS_RAW)
-PEER_SYSTEMS = {"litdata", "mosaic", "webdataset"}
+ALL_SYSTEMS = (*STANDARD, NOVERIFY, S3FS_RAW, *ENCRYPTED)
+PEER_SYSTEMS = {"litdata", "mosaic", "webdataset", "litdata-fernet", "litdata-fernet-chunk"}
 #: Systems that read another system's prepared dataset (the same files, the same objects).
 DATASET_OF = {NOVERIFY: "ours", S3FS_RAW: "ours"}
 #: Systems whose children import our package (``PYTHONPATH=<repo>``).
-OURS_SYSTEMS = {"ours", NOVERIFY}
+OURS_SYSTEMS = {"ours", NOVERIFY, "ours-fernet", "ours-fernet-chunk"}
 
 
 @dataclass
@@ -85,17 +85,21 @@ def ours_python() -> str:
 def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str, str]]:
     """Interpreter + environment of ``system``'s children (never both litdata packages at once)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"{system}-", dir=peers.scratch_dir()))
+    python = settings.ours_python
     if system in PEER_SYSTEMS:
-        return [str(peers.venv_python())], peers.peer_env(tmpdir=tmp)
-    env = dict(os.environ)
-    env["TMPDIR"] = str(tmp)
-    if system in OURS_SYSTEMS:
-        env["PYTHONPATH"] = str(REPO)
+        python, env = str(peers.venv_python()), peers.peer_env(tmpdir=tmp)
     else:
-        env.pop("PYTHONPATH", None)
+        env = dict(os.environ)
+        env["TMPDIR"] = str(tmp)
+        if system in OURS_SYSTEMS:
+            env["PYTHONPATH"] = str(REPO)
+        else:
+            env.pop("PYTHONPATH", None)
     if system == NOVERIFY:
         env["LITDATA_VERIFY"] = "0"
-    return [settings.ours_python], env
+    if system in ENCRYPTED:
+        env[ENCRYPTION_ENV] = "chunk" if system.endswith("-chunk") else "sample"
+    return [python], env
 
 
 def run_child(
@@ -203,7 +207,7 @@ def prepare(settings: Settings, system: str, workload: str, row: Row) -> tuple[P
     marker = out / ".bench-prepared.json"
     if system == "baseline" and row.prepare_action == "prepare":
         return workloads.source_dir(workload, settings.root), "ok"
-    reuse = system != "ours" or settings.reuse_ours or out in settings.rebuilt
+    reuse = system not in OURS_SYSTEMS or settings.reuse_ours or out in settings.rebuilt
     if marker.exists() and reuse:
         return out, "ok"
     if marker.exists():

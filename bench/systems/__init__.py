@@ -13,7 +13,11 @@ from typing import Any
 MODULES = {
     "ours": "ours",
     "ours-noverify": "ours",  # the same adapter; its children get LITDATA_VERIFY=0
+    "ours-fernet": "ours",  # the same adapters; their children get LITDATA_BENCH_ENCRYPTION
+    "ours-fernet-chunk": "ours",
     "litdata": "litdata_peer",
+    "litdata-fernet": "litdata_peer",
+    "litdata-fernet-chunk": "litdata_peer",
     "mosaic": "mosaic",
     "webdataset": "webdataset_peer",
     "baseline": "baseline",

@@ -7,9 +7,11 @@ never lets both be importable in one process).
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
+from rows import ENCRYPTION_ENV
 from workloads import (
     MIX_SEED,
     MIX_WEIGHTS,
@@ -36,6 +38,8 @@ from systems.base import (
 
 CHUNK_BYTES = "64MB"
 NUM_WORKERS = 2
+PASSWORD = "bench password"  # noqa: S105  # protects nothing: benchmark data
+KEY_FILE = "fernet-key.json"
 
 
 class LitDataAPI(System):
@@ -45,6 +49,23 @@ class LitDataAPI(System):
         import litdata
 
         return litdata
+
+    def _encryption(self, dataset: Path, new: bool = False) -> dict[str, Any]:
+        """``{"encryption": key}`` for the ``*-fernet`` systems (key saved beside), else ``{}``."""
+        level = os.environ.get(ENCRYPTION_ENV)
+        if not level:
+            return {}
+        from litdata.utilities.encryption import FernetEncryption
+
+        if new:
+            key = FernetEncryption(PASSWORD, level=level)
+            key.save(str(dataset.parent / f"{dataset.name}-{KEY_FILE}"))
+            return {"encryption": key}
+        return {
+            "encryption": FernetEncryption.load(
+                str(dataset.parent / f"{dataset.name}-{KEY_FILE}"), PASSWORD
+            )
+        }
 
     def _tokens_loader(self, block_size: int | None = None) -> Any:
         loader = self._litdata().TokensLoader
@@ -90,6 +111,7 @@ class LitDataAPI(System):
         if ordered:
             # Global index i == source sample i, so the random-access row can check every sample.
             kwargs["keep_data_ordered"] = True
+        kwargs.update(self._encryption(out, new=True))
         self._litdata().optimize(
             fn=fn,
             inputs=optimize_inputs(workload) if inputs is None else inputs,
@@ -126,6 +148,7 @@ class LitDataAPI(System):
             kwargs["item_loader"] = item_loader
         if shuffle:
             kwargs["shuffle"] = True
+        kwargs.update(self._encryption(dataset))
         return self._litdata().StreamingDataset(str(dataset), **kwargs)
 
     def random(self, workload: str, dataset: Path) -> dict[str, Any]:
