@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
+    from litdata.processing.debugging import breakpoint
     from litdata.processing.keys import build_keys_index
     from litdata.processing.map import map
     from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
     from litdata.processing.optimize import optimize
     from litdata.processing.update import dataset_update
+    from litdata.processing.walk import walk
     from litdata.streaming.collate import litdata_collate
     from litdata.streaming.combined import CombinedStreamingDataset
     from litdata.streaming.dataloader import StreamingDataLoader
@@ -45,6 +47,7 @@ __all__ = [
     "Text",
     "TokensLoader",
     "__version__",
+    "breakpoint",
     "build_keys_index",
     "complete_dataset",
     "dataset_update",
@@ -56,6 +59,7 @@ __all__ = [
     "optimize",
     "register_namedtuple",
     "train_test_split",
+    "walk",
     "write_dataset",
 ]
 
@@ -78,6 +82,8 @@ _LAZY = {
     "merge_datasets": "litdata.processing.merge",
     "optimize": "litdata.processing.optimize",
     "dataset_update": "litdata.processing.update",
+    "breakpoint": "litdata.processing.debugging",
+    "walk": "litdata.processing.walk",
     "StreamingDataLoader": "litdata.streaming.dataloader",
     "StreamingDataset": "litdata.streaming.dataset",
     "litdata_collate": "litdata.streaming.collate",
@@ -97,4 +103,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(__all__)

@@ -40,8 +40,11 @@ class PluginError(LitdataError):
     """A plugin could not be found, loaded or trusted."""
 
 
-class UnknownPluginError(PluginError, KeyError):
-    """No plugin of the requested kind has the requested name."""
+class UnknownPluginError(PluginError, KeyError, ValueError):
+    """No plugin of the requested kind has the requested name.
+
+    Also a ``ValueError``, which LitData raises for an unknown compression.
+    """
 
     def __str__(self) -> str:
         # KeyError would otherwise show the message in quotes.
@@ -60,12 +63,19 @@ class DuplicatePluginError(PluginError):
     """Two distributions register a plugin of the same kind under the same name."""
 
 
-class DatasetNotFoundError(LitdataError, FileNotFoundError):
-    """There is no dataset (no ``index.json``) where one was expected."""
+class DatasetNotFoundError(LitdataError, FileNotFoundError, ValueError):
+    """There is no dataset (no ``index.json``) where one was expected.
+
+    Also a ``ValueError``, which LitData raises for a missing or empty dataset directory.
+    """
 
 
-class DatasetExistsError(LitdataError, FileExistsError):
-    """A dataset is already where a new one would be written."""
+class DatasetExistsError(LitdataError, FileExistsError, ValueError, RuntimeError):
+    """A dataset is already where a new one would be written.
+
+    Also what LitData raises there: a ``ValueError`` (``merge_datasets``) or a
+    ``RuntimeError`` (``optimize``), so ``except`` clauses written for LitData keep working.
+    """
 
 
 class DiskFullError(LitdataError, OSError):

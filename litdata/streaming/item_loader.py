@@ -1,0 +1,6 @@
+"""``from litdata.streaming.item_loader import TokensLoader`` (LitData's import path)."""
+
+from litdata.core.items.loaders import ItemLoader as BaseItemLoader
+from litdata.core.items.loaders import PyTreeLoader, TokensLoader
+
+__all__ = ["BaseItemLoader", "PyTreeLoader", "TokensLoader"]

@@ -1,0 +1,172 @@
+"""Drop-in for LitData users: its import paths, names, exception types and helpers work here."""
+
+from __future__ import annotations
+
+import fcntl
+import importlib
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+import litdata
+from litdata.core.errors import DatasetExistsError, DatasetNotFoundError, UnknownPluginError
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = json.loads((ROOT / "tests" / "data" / "litdata_0_2_76_public_names.json").read_text())
+#: LitData 0.2.76 names not provided yet (each lands with its capability).
+NOT_YET = {
+    "Audio",
+    "ChunkWaitTimeoutError",
+    "Graph",
+    "JpegArray",
+    "Mesh",
+    "Nifti",
+    "NumaAffinity",
+    "Pdf",
+    "StreamingRawDataset",
+    "TemporalArrayLoader",
+    "Tiff",
+    "Video",
+    "get_gpu_affinity",
+    "get_numa_affinity",
+    "index_hf_dataset",
+    "index_parquet_dataset",
+    "iter_webdataset_tar",
+    "list_media_folder",
+    "optimize_hf",
+}
+
+
+def test_litdatas_top_level_names_are_here():
+    missing = {name for name in NAMES["litdata"] if not hasattr(litdata, name)}
+    assert missing == NOT_YET
+
+
+def test_litdatas_streaming_names_are_here():
+    import litdata.streaming
+
+    missing = {name for name in NAMES["litdata.streaming"] if not hasattr(litdata.streaming, name)}
+    assert missing <= NOT_YET | {"Cache"}
+
+
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        ("litdata.streaming", "StreamingDataset StreamingDataLoader CombinedStreamingDataset"),
+        ("litdata.streaming", "ParallelStreamingDataset TokensLoader"),
+        ("litdata.streaming.item_loader", "TokensLoader PyTreeLoader BaseItemLoader"),
+        ("litdata.processing.functions", "optimize map merge_datasets walk"),
+        ("litdata.utilities.encryption", "FernetEncryption RSAEncryption"),
+        ("litdata", "walk breakpoint train_test_split"),
+    ],
+)
+def test_litdatas_import_paths_work(module, names):
+    imported = importlib.import_module(module)
+    assert all(callable(getattr(imported, name)) for name in names.split())
+
+
+def test_dir_shows_the_public_api_only():
+    names = dir(litdata)
+    assert not {"Any", "TYPE_CHECKING", "annotations", "importlib", "_LAZY"} & set(names)
+    assert {"optimize", "StreamingDataset", "walk"} <= set(names)
+
+
+def test_importing_dunder_main_does_not_run_the_cli():
+    result = subprocess.run(
+        [sys.executable, "-c", "import litdata.__main__; print('imported')"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.stdout.strip() == "imported", result.stderr
+
+
+def test_errors_are_the_builtins_litdata_raises(tmp_path):
+    with pytest.raises(ValueError, match="No dataset"):  # LitData: ValueError, missing dir
+        litdata.StreamingDataset(str(tmp_path / "nothing"))
+    with pytest.raises(ValueError, match="nope"):  # and for an unknown compression
+        litdata.write_dataset([{"a": 1}], tmp_path / "c", chunk_size=1, compression="nope")
+    litdata.write_dataset([{"a": 1}], tmp_path / "ds", chunk_size=1)
+    with pytest.raises(RuntimeError):  # LitData: optimize over an existing dataset
+        litdata.optimize(abs, [1], str(tmp_path / "ds"), chunk_size=1, num_workers=1)
+    assert issubclass(DatasetExistsError, ValueError)  # merge_datasets into an existing output
+    assert issubclass(DatasetNotFoundError, FileNotFoundError)  # and still what it was
+    assert issubclass(UnknownPluginError, KeyError)
+
+
+def test_walk_lists_a_tree_like_os_walk(tmp_path):
+    for path in ("a/b/c.txt", "a/d.txt", "e/f/g/h.txt", "top.txt"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(path)
+    ours = {(d, tuple(sorted(n)), tuple(sorted(f))) for d, n, f in litdata.walk(tmp_path, 4)}
+    theirs = {(d, tuple(sorted(n)), tuple(sorted(f))) for d, n, f in os.walk(tmp_path)}
+    assert ours == theirs
+    pruned = []
+    for dirpath, dirnames, _ in litdata.walk(str(tmp_path)):
+        pruned.append(dirpath)
+        dirnames[:] = [name for name in dirnames if name != "e"]
+    assert not [path for path in pruned if "/e" in path[len(str(tmp_path)) :]]
+
+
+BREAKING_WORKER = """
+import multiprocessing as mp
+import litdata
+
+def work(i):
+    value = 40 + i
+    litdata.breakpoint()
+    print("after", value, flush=True)
+
+if __name__ == "__main__":
+    process = mp.get_context("spawn").Process(target=work, args=(2,))
+    process.start()
+    process.join()
+"""
+
+
+def test_breakpoint_prompts_on_the_terminal_from_a_worker_process(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text(BREAKING_WORKER)
+    master, slave = pty.openpty()
+
+    def own_terminal():
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        preexec_fn=own_terminal,  # noqa: PLW1509  # the pty must be the child's terminal
+    )
+    seen = b""
+
+    def wait_for(token: bytes) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + 60
+        while token not in seen and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                seen += os.read(master, 4096)
+        assert token in seen, seen.decode(errors="replace")
+
+    try:
+        wait_for(b"(Pdb)")
+        os.write(master, b"p value * 2\n")
+        wait_for(b"84")
+        os.write(master, b"c\n")
+        wait_for(b"after 42")
+        assert process.wait(30) == 0
+    finally:
+        process.kill()
+        os.close(master)
+        os.close(slave)
