@@ -111,3 +111,18 @@ def constant_key(sample):
 
 def bool_key(sample):
     return True
+
+
+class DoubledDataset(__import__("litdata").StreamingDataset):
+    """A subclass with a transform method (LitData's documented extension point)."""
+
+    def transform(self, sample):
+        return {**sample, "id": sample["id"] * 2}
+
+
+class TaggedDataset(__import__("litdata").StreamingDataset):
+    """A subclass overriding __getitem__, calling super()."""
+
+    def __getitem__(self, index):
+        sample = super().__getitem__(index)
+        return {**sample, "tag": "seen"}

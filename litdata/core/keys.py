@@ -294,7 +294,7 @@ class _Shard:
         metadata = self.file.metadata
         column = metadata.schema.names.index("key")
         self.ints = metadata.schema.column(column).physical_type == "INT64"
-        self._groups: OrderedDict[int, tuple[Any, np.ndarray[Any, Any]]] = OrderedDict()
+        self._groups: OrderedDict[int, tuple[_SortedKeys, np.ndarray[Any, Any]]] = OrderedDict()
         self.mins: list[Any] = []
         self.maxs: list[Any] = []
         self.groups: list[int] = []  # the row groups holding rows, by key
@@ -305,8 +305,7 @@ class _Shard:
             if statistics is not None and statistics.has_min_max:
                 low, high = statistics.min, statistics.max
             else:  # keys too long for the footer's statistics: read the group's ends
-                keys, _ = self._group(group)
-                low, high = keys[0], keys[-1]
+                low, high = self._group(group)[0].bounds()
             self.groups.append(group)
             self.mins.append(low)
             self.maxs.append(high)
@@ -316,21 +315,60 @@ class _Shard:
         if position < 0 or key > self.maxs[position]:
             return None
         keys, indexes = self._group(self.groups[position])
-        position = int(np.searchsorted(keys, key))
-        if position < len(keys) and keys[position] == key:
-            return int(indexes[position])
-        return None
+        found = keys.position(key)
+        return None if found is None else int(indexes[found])
 
-    def _group(self, group: int) -> tuple[Any, np.ndarray[Any, Any]]:
+    def _group(self, group: int) -> tuple[_SortedKeys, np.ndarray[Any, Any]]:
         found = self._groups.get(group)
         if found is None:
             table = self.file.read_row_group(group, columns=["key", "index"])
-            keys = table.column("key").to_numpy(zero_copy_only=False)
-            found = (keys, table.column("index").to_numpy())
+            found = (_SortedKeys(table.column("key")), table.column("index").to_numpy())
             self._groups[group] = found
             if len(self._groups) > _GROUPS_KEPT:
                 self._groups.popitem(last=False)
         return found
+
+
+class _SortedKeys:
+    """One row group's sorted keys, searched in Arrow's own buffers (no Python object per key)."""
+
+    def __init__(self, column: Any) -> None:
+        array = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+        self.strings = not str(array.type).startswith("int")
+        if not self.strings:
+            self._ints = array.to_numpy()
+            return
+        kind = np.int64 if "large" in str(array.type) else np.int32
+        _, offsets, data = array.buffers()
+        self._offsets = np.frombuffer(offsets, dtype=kind)[
+            array.offset : array.offset + len(array) + 1
+        ]
+        self._data = memoryview(data) if data is not None else memoryview(b"")
+        self._count = len(array)
+
+    def bounds(self) -> tuple[int | str, int | str]:
+        """The first and the last key."""
+        if not self.strings:
+            return int(self._ints[0]), int(self._ints[-1])
+        return self._key(0).decode(), self._key(self._count - 1).decode()
+
+    def position(self, key: int | str) -> int | None:
+        """The row of ``key``, or ``None``."""
+        if not self.strings:
+            row = int(np.searchsorted(self._ints, key))
+            return row if row < len(self._ints) and self._ints[row] == key else None
+        wanted = str(key).encode()
+        low, high = 0, self._count
+        while low < high:  # bisect on the UTF-8 bytes: their order is the strings' order
+            middle = (low + high) // 2
+            if self._key(middle) < wanted:
+                low = middle + 1
+            else:
+                high = middle
+        return low if low < self._count and self._key(low) == wanted else None
+
+    def _key(self, row: int) -> bytes:
+        return bytes(self._data[self._offsets[row] : self._offsets[row + 1]])
 
 
 class KeyIndex:

@@ -187,6 +187,10 @@ class DatasetReader:
                 self._ranges_allowed = False
         return self._ranged
 
+    def chunk_start(self, chunk_index: int) -> int:
+        """The global index of the first item of chunk ``chunk_index``."""
+        return self._starts[chunk_index]
+
     def __getitem__(self, index: int) -> Any:
         if index < 0:
             index += self._length

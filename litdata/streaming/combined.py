@@ -9,7 +9,6 @@ a single dataset, exactly or elastically.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -41,12 +40,8 @@ def _check_weights(
         raise ValueError(f"weights has {len(values)} entries for {count} datasets.")
     if any(not isinstance(w, int | float) or w < 0 for w in values) or not any(values):
         raise ValueError(f"weights must be non-negative numbers, not all zero; got {values}.")
-    if not math.isclose(sum(values), 1.0, rel_tol=1e-6):
-        raise ValueError(
-            f"weights must add up to 1; {values} add up to {sum(values):g}. Divide each by "
-            f"their sum: {[round(w / sum(values), 6) for w in values]}."
-        )
-    return [float(w) for w in values]
+    total = float(sum(values))
+    return [float(w) / total for w in values]  # normalised, as LitData does
 
 
 class CombinedStreamingDataset(ComposedDataset):
@@ -55,7 +50,7 @@ class CombinedStreamingDataset(ComposedDataset):
     Args:
         datasets: The datasets to mix.
         seed: Seeds the draws.
-        weights: The probability of drawing from each dataset (they must add up to 1); by
+        weights: How often to draw from each dataset (normalised to add up to 1); by
             default proportional to the datasets' sizes. Only with ``iterate_over_all=False``.
         iterate_over_all: Read every dataset to its end (an exhausted one is no longer drawn);
             otherwise the epoch ends when a drawn dataset is exhausted.

@@ -10,11 +10,13 @@ seen yet.
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
 
+from litdata.core.errors import LitdataWarning
 from litdata.core.lifeline import Lifeline
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
@@ -134,11 +136,15 @@ class StreamingDataLoader(DataLoader[Any]):
                 f"ParallelStreamingDataset, got {type(dataset).__name__}. Use "
                 f"torch.utils.data.DataLoader for other datasets."
             )
-        if kwargs.get("persistent_workers"):
-            raise ValueError(
-                "persistent_workers=True is not supported: each epoch's order and a resumed "
-                "state are handed to the workers when they start."
+        if kwargs.pop("persistent_workers", False):
+            warnings.warn(
+                "persistent_workers=True is ignored: StreamingDataLoader starts its workers "
+                "for each epoch, which hands them that epoch's order and any resumed state.",
+                LitdataWarning,
+                stacklevel=2,
             )
+        if num_workers == 0:
+            kwargs.pop("prefetch_factor", None)  # only meaningful with workers
         if args:
             raise TypeError("Pass StreamingDataLoader's options by keyword (batch_size=...).")
         if shuffle is not None:
@@ -151,6 +157,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self.samples_per_batch = batch_size
         self.current_epoch = 0
         self._restoring = False
+        self._epoch_finished = False
         self._base_samples = 0
         self._counts: list[list[int]] = []
         self._batches: list[int] = []
@@ -197,6 +204,7 @@ class StreamingDataLoader(DataLoader[Any]):
             dataset.set_epoch(self.current_epoch)
             self._base_samples = 0
         self._restoring = False
+        self._epoch_finished = False
         self._counts = []
         workers = max(1, self.num_workers)
         self._batches = [0] * workers
@@ -217,6 +225,7 @@ class StreamingDataLoader(DataLoader[Any]):
                 yield unpack(envelope.data)
         finally:
             dataset.set_collate(None)
+        self._epoch_finished = True
         dataset.reset_state_dict()
 
     def state_dict(self) -> dict[str, Any]:
@@ -237,10 +246,14 @@ class StreamingDataLoader(DataLoader[Any]):
             "num_samples_yielded": self.num_samples_yielded,
             "num_samples_per_worker": {worker: list(c) for worker, c in enumerate(counts)},
             "latest_worker_idx": self._latest_worker,
+            "epoch_finished": self._epoch_finished,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Continue from ``state`` at the next iteration.
+
+        A state saved once an epoch was finished (as Lightning checkpoints at the end of an
+        epoch) continues with the whole next epoch.
 
         Raises:
             ValueError: The state belongs to another dataset or other settings, or it records
@@ -254,10 +267,19 @@ class StreamingDataLoader(DataLoader[Any]):
                 f"The state records {samples} samples yielded, more than this dataset has "
                 f"({length}): it belongs to another dataset."
             )
-        self._streamable.load_state_dict(state["dataset"])
         self.current_epoch = int(state["current_epoch"])
+        if state.get("epoch_finished"):  # saved at the end of an epoch: the next one is whole
+            self._streamable.reset_state_dict()
+            self._restoring = False
+            return
+        self._streamable.load_state_dict(state["dataset"])
         self._base_samples = samples
         self._restoring = True
+
+    @property
+    def restore(self) -> bool:
+        """Whether a loaded state will shape the next iteration (LitData's ``restore``)."""
+        return self._restoring
 
 
 def _check_ranks_agree(dataset: Streamable) -> None:

@@ -27,6 +27,7 @@ from litdata.streaming.options import (
 )
 from litdata.streaming.plan import Segment, Topology, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
+from litdata.streaming.sampler import ChunkedIndex
 from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.state import (
     STATE_VERSION,
@@ -231,17 +232,26 @@ class StreamingDataset(IterableDataset[Any]):
         return self.get_len(self._num_workers, self._batch_size)
 
     # -- random access -----------------------------------------------------------------------
+    @property
+    def _all_transforms(self) -> tuple[Callable[[Any], Any], ...]:
+        """``transform=`` functions, then a subclass's ``transform`` (method or attribute)."""
+        own = getattr(self, "transform", None)
+        return (*self.transforms, own) if callable(own) else self.transforms
+
     def _transformed(self, sample: Any) -> Any:
-        for transform in self.transforms:
+        for transform in self._all_transforms:
             sample = transform(sample)
         return sample
 
-    def __getitem__(self, index: int | slice | str) -> Any:
+    def __getitem__(self, index: int | slice | str | ChunkedIndex) -> Any:
         count = len(self._regions)
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(count))]
         if isinstance(index, str):
             return self.get_by_key(index)
+        if isinstance(index, ChunkedIndex):
+            position = index.index - self._reader.chunk_start(index.chunk_index)
+            return self._transformed(self._reader.read(index.chunk_index, position))
         if not isinstance(index, int):
             raise TypeError(f"Indices are ints, slices or str keys, not {type(index).__name__}")
         if index < 0:
@@ -299,7 +309,8 @@ class StreamingDataset(IterableDataset[Any]):
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
-        transforms = self.transforms
+        transforms = self._all_transforms
+        overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
         chunks = [regions[segment.region].chunk for segment in segments]
         last_use = {chunk: number for number, chunk in enumerate(chunks)}
         reader.prefetch(chunks, self.max_pre_download)
@@ -312,9 +323,16 @@ class StreamingDataset(IterableDataset[Any]):
                 start = region.start
                 for first in range(segment.offset, segment.offset + segment.count, size):
                     last = min(first + size, segment.offset + segment.count)
-                    run = [read(chunk, start + position) for position in order[first:last]]
-                    if transforms:
-                        run = [self._transformed(sample) for sample in run]
+                    if overridden:  # a subclass's __getitem__ sees every streamed item
+                        base = reader.chunk_start(region.chunk) + start
+                        run = [
+                            self[ChunkedIndex(base + position, region.chunk)]
+                            for position in order[first:last]
+                        ]
+                    else:
+                        run = [read(chunk, start + position) for position in order[first:last]]
+                        if transforms:
+                            run = [self._transformed(sample) for sample in run]
                     yield run
                 if last_use[region.chunk] == number:  # done with this chunk for the epoch
                     reader.done_with(region.chunk)

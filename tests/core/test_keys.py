@@ -103,3 +103,11 @@ def test_mixed_int_and_string_keys_are_stored_as_strings(tmp_path):
     _, keys = _sidecar(tmp_path, [1, "two", 3])
     assert keys.find("two") == 1
     assert keys.find(3) == 2  # str(3), as LitData stores it
+
+
+def test_non_ascii_keys_are_found(tmp_path):
+    keys = ["zebra", "émile", "ключ", "Ωmega", "a", "日本", "e\u0301"]
+    _, index = _sidecar(tmp_path, keys, chunk_size=2)
+    assert [index.find(key) for key in keys] == list(range(len(keys)))
+    with pytest.raises(KeyError):
+        index.find("émil")

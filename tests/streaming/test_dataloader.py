@@ -76,11 +76,9 @@ def test_custom_collate_runs_in_the_workers(numbers):
     assert {b["pid"] for b in batches} != {"MainProcess"}
 
 
-def test_refuses_other_datasets_and_persistent_workers(numbers):
+def test_refuses_other_datasets(numbers):
     with pytest.raises(RuntimeError, match="reads a StreamingDataset"):
         ld.StreamingDataLoader([1, 2, 3])
-    with pytest.raises(ValueError, match="persistent_workers"):
-        ld.StreamingDataLoader(ld.StreamingDataset(numbers), num_workers=1, persistent_workers=True)
 
 
 def test_plain_dataloader_still_works(numbers):

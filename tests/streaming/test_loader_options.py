@@ -1,0 +1,65 @@
+"""StreamingDataLoader options and state as LitData users rely on them."""
+
+from __future__ import annotations
+
+import pytest
+
+import litdata as ld
+from litdata.core.errors import LitdataWarning
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    ld.write_dataset(({"id": i} for i in range(40)), tmp_path, chunk_size=7)
+    return str(tmp_path)
+
+
+def _ids(loader):
+    return [int(i) for batch in loader for i in batch["id"]]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_state_saved_at_the_end_of_an_epoch_resumes_with_the_whole_next_one(dataset, workers):
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(dataset, shuffle=True), batch_size=4, num_workers=workers
+    )
+    first = _ids(loader)
+    state = loader.state_dict()  # where Lightning checkpoints: after the epoch's last batch
+    resumed = ld.StreamingDataLoader(
+        ld.StreamingDataset(dataset, shuffle=True), batch_size=4, num_workers=workers
+    )
+    resumed.load_state_dict(state)
+    assert not resumed.restore
+    following = _ids(resumed)
+    assert following == _ids(loader)  # the epoch the original loader reads next
+    assert following != first
+    assert sorted(following) == list(range(40))
+
+
+def test_restore_is_true_from_load_until_the_resumed_epoch_starts(dataset):
+    loader = ld.StreamingDataLoader(ld.StreamingDataset(dataset), batch_size=4)
+    assert not loader.restore
+    for number, _ in enumerate(loader):
+        if number == 2:
+            break
+    state = loader.state_dict()
+    resumed = ld.StreamingDataLoader(ld.StreamingDataset(dataset), batch_size=4)
+    resumed.load_state_dict(state)
+    assert resumed.restore
+    assert len(_ids(resumed)) == 28
+    assert not resumed.restore
+
+
+def test_persistent_workers_and_prefetch_factor_are_accepted(dataset):
+    with pytest.warns(LitdataWarning, match="persistent_workers=True is ignored"):
+        loader = ld.StreamingDataLoader(
+            ld.StreamingDataset(dataset),
+            batch_size=4,
+            num_workers=2,
+            persistent_workers=True,
+            prefetch_factor=4,
+        )
+    assert sorted(_ids(loader)) == list(range(40))
+    assert sorted(_ids(loader)) == list(range(40))  # a second epoch, workers started again
+    single = ld.StreamingDataLoader(ld.StreamingDataset(dataset), batch_size=4, prefetch_factor=2)
+    assert sorted(_ids(single)) == list(range(40))
