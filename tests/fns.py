@@ -90,3 +90,23 @@ def fails_loudly_on_go(item):
     while not Path(markers, "go").exists():
         time.sleep(0.02)
     raise ValueError("x" * (4 << 20))
+
+
+def waits_to_be_killed(item):
+    """``(i, markers)``: ``{"id": i}``; but input 31 first waits to be killed (once).
+
+    Until ``MARKERS/killed`` exists, input 31 names its process (``victim-<pid>``) and sleeps.
+    """
+    i, markers = item
+    if i == 31 and not Path(markers, "killed").exists():
+        Path(markers, f"victim-{os.getpid()}").touch()
+        time.sleep(60)
+    return {"id": i}
+
+
+def noted(markers, fail_on, i):
+    """``{"id": i}``, noting each input seen in ``markers``; fails on input ``fail_on``."""
+    Path(markers, str(i)).touch()
+    if i == fail_on:
+        raise ValueError(f"input {i} is cursed")
+    return {"id": i}
