@@ -115,6 +115,20 @@ class ClusterCases:
         assert len(redone) < 100  # the tasks' checkpoints were resumed
         assert not (tmp_path / "ds" / ".checkpoints").exists()
 
+    def test_a_task_whose_fn_failed_runs_again_when_asked(self, engine, tmp_path, caplog):
+        name, executor_options = engine
+        ld.optimize(
+            functools.partial(fns.fails_once, str(tmp_path)),
+            range(40),
+            tmp_path / "ds",
+            chunk_size=4,
+            executor=name,
+            executor_options={**executor_options, "retries": 1},
+            verbose=False,
+        )
+        assert _ids(tmp_path / "ds") == list(range(40))
+        assert "running it again (1 of 1)" in caplog.text
+
     def test_map_writes_every_file(self, engine, tmp_path):
         name, executor_options = engine
         ld.map(

@@ -110,3 +110,11 @@ def noted(markers, fail_on, i):
     if i == fail_on:
         raise ValueError(f"input {i} is cursed")
     return {"id": i}
+
+
+def fails_once(markers, i):
+    """``{"id": i}``; input 13 raises the first time it is seen (noted in ``markers``)."""
+    if i == 13 and not Path(markers, "failed").exists():
+        Path(markers, "failed").touch()
+        raise OSError("a transient error")
+    return {"id": i}

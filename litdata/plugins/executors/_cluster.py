@@ -1,4 +1,4 @@
-"""What the cluster executors (``dask``, ``ray``) share: tasks, their attempts, the driver's loop.
+"""What the cluster executors (``dask``, ``ray``) share: the driver's side of a run of tasks.
 
 A run is a list of tasks. Task ``r`` is worker ``r`` of the job, as the core sees it: it calls
 ``job(r, inputs, report)`` on a fixed list of inputs, writes chunk files named after ``r``, and
@@ -7,142 +7,43 @@ and runs a task again when the worker running it is lost. Every attempt of a tas
 files, each published whole (renamed into place, or one object PUT), so a rerun replaces what a
 lost attempt wrote and the driver's final index lists each task's chunks once.
 
-Attempts send messages to the driver (started, progress so far, ended) through the engine's own
-channel; the driver shows each task's progress once, however often it ran, and at a failure
-stops the tasks (they check between inputs) and waits for the running ones to end.
+Attempts (``_attempt``) send messages to the driver (started, progress so far, ended) through
+the engine's own channel; the driver shows each task's progress once, however often it ran,
+and at a failure stops the tasks (they check between inputs) and waits for the running ones to
+end. A task whose ``fn`` raised can run again a few times first (``retries``), for errors that
+may not recur.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import time
-import traceback
-import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from litdata.core.errors import ProcessingError
 from litdata.core.work import (
-    Failed,
     Finished,
     Item,
-    Job,
     LiveQueue,
     Progress,
     Report,
-    ReportedFailure,
     SharedInputs,
     Slices,
-    WorkerEvent,
     WorkSource,
 )
+from litdata.plugins.executors._attempt import Message, Outcome
 
-__all__ = [
-    "Channel",
-    "Engine",
-    "Outcome",
-    "TaskStopped",
-    "drive",
-    "run_task",
-    "task_count",
-    "wait_for_nodes",
-]
+__all__ = ["Engine", "drive", "task_count", "wait_for_nodes"]
 
-#: ``["start" | "end", attempt, rank]`` or ``["progress", attempt, rank, inputs, samples]``.
-Message = list[Any]
+logger = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.1
-_SEND_SECONDS = 0.5  # progress messages per attempt, at most
-_STOP_CHECK_SECONDS = 1.0
 _STOP_WAIT_SECONDS = 10.0
 _LIVE_BATCH = 64  # inputs from a live queue per task, at most
 _LIVE_WAIT_SECONDS = 0.5  # how long an input from a live queue waits for others
-
-
-class TaskStopped(BaseException):
-    """Raised in a task when the driver stopped the run (not an ``Exception``: jobs let it by)."""
-
-
-class Channel(Protocol):
-    """How an attempt talks to the driver (picklable; the engine provides one)."""
-
-    def send(self, messages: list[Message]) -> None:
-        """Deliver ``messages`` to the driver."""
-        ...
-
-    def stopped(self) -> bool:
-        """Whether the driver stopped the run."""
-        ...
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one attempt of a task returns: its summary or its failure, and its progress."""
-
-    rank: int
-    attempt: str
-    summary: dict[str, Any] | None
-    failure: Failed | None
-    inputs: int
-    samples: int
-
-
-class _Reporter:
-    """The ``report`` an attempt's job calls: progress to the driver (twice a second at most)."""
-
-    def __init__(self, rank: int, attempt: str, channel: Channel) -> None:
-        self.rank, self.attempt, self.channel = rank, attempt, channel
-        self.inputs = self.samples = 0
-        self.failure: Failed | None = None
-        self.sent = time.monotonic()
-
-    def __call__(self, event: WorkerEvent) -> None:
-        if isinstance(event, Failed):
-            self.failure = self.failure or event
-        elif isinstance(event, Progress):
-            self.inputs += event.inputs
-            self.samples += event.samples
-            if time.monotonic() - self.sent > _SEND_SECONDS:
-                self.channel.send([self.progress()])
-                self.sent = time.monotonic()
-
-    def progress(self) -> Message:
-        return ["progress", self.attempt, self.rank, self.inputs, self.samples]
-
-    def outcome(self, summary: dict[str, Any] | None, failure: Failed | None) -> Outcome:
-        return Outcome(self.rank, self.attempt, summary, failure, self.inputs, self.samples)
-
-
-def _watched(inputs: Iterable[Item], channel: Channel) -> Iterator[Item]:
-    """The inputs, until the driver stops the run (checked first, then once a second)."""
-    checked = 0.0
-    for item in inputs:
-        if time.monotonic() - checked > _STOP_CHECK_SECONDS:
-            if channel.stopped():
-                raise TaskStopped
-            checked = time.monotonic()
-        yield item
-
-
-def run_task(job: Job, rank: int, inputs: Sequence[Item], channel: Channel) -> Outcome:
-    """Run one attempt of task ``rank`` (on a worker of the cluster)."""
-    attempt = uuid.uuid4().hex
-    reporter = _Reporter(rank, attempt, channel)
-    channel.send([["start", attempt, rank]])
-    try:
-        summary = job(rank, _watched(inputs, channel), reporter)
-    except TaskStopped:
-        return reporter.outcome(None, None)
-    except Exception as error:  # reported to the driver, whatever it is
-        failure = reporter.failure if isinstance(error, ReportedFailure) else None
-        text = f"{type(error).__name__}: {error}"
-        return reporter.outcome(None, failure or Failed(rank, text, traceback.format_exc()))
-    finally:
-        with contextlib.suppress(Exception):  # a broken channel must not hide the outcome
-            channel.send([reporter.progress(), ["end", attempt, rank]])
-    return reporter.outcome(summary, None)
 
 
 class Engine(Protocol):
@@ -168,9 +69,10 @@ class Engine(Protocol):
 class _Tracker:
     """The driver's view of a run: tasks, running attempts, progress shown, summaries."""
 
-    def __init__(self, on_event: Report) -> None:
-        self.on_event = on_event
+    def __init__(self, on_event: Report, retries: int) -> None:
+        self.on_event, self.retries = on_event, retries
         self.tasks = 0
+        self.reruns: dict[int, int] = {}
         self.summaries: dict[int, dict[str, Any]] = {}
         self.shown: dict[int, tuple[int, int]] = {}
         self.running: dict[str, int] = {}
@@ -196,7 +98,8 @@ class _Tracker:
             self.shown[rank] = (shown_inputs + more_inputs, shown_samples + more_samples)
             self.on_event(Progress(rank, more_inputs, more_samples))
 
-    def complete(self, rank: int, result: Outcome | BaseException) -> None:
+    def complete(self, rank: int, result: Outcome | BaseException) -> bool:
+        """Record a task's end; ``False`` when ``fn`` failed and the task is to run again."""
         if isinstance(result, BaseException):
             raise ProcessingError(
                 f"Task {rank} could not run on the cluster: {type(result).__name__}: {result}\n"
@@ -205,6 +108,16 @@ class _Tracker:
                 f"install it on the workers (or define fn in the script that runs optimize)."
             ) from result
         self.running.pop(result.attempt, None)
+        if result.failure is not None and self.reruns.get(rank, 0) < self.retries:
+            self.reruns[rank] = self.reruns.get(rank, 0) + 1
+            logger.warning(
+                "task %d failed (%s); running it again (%d of %d)",
+                rank,
+                result.failure.message,
+                self.reruns[rank],
+                self.retries,
+            )
+            return False
         if result.failure is not None:
             raise result.failure.as_error()
         if result.summary is None:
@@ -212,6 +125,7 @@ class _Tracker:
         self._show(rank, result.inputs, result.samples)
         self.summaries[rank] = result.summary
         self.on_event(Finished(rank, result.summary))
+        return True
 
     def wait_stopped(self, engine: Engine) -> None:
         """Wait (a few seconds at most) until every attempt still running has ended."""
@@ -276,26 +190,30 @@ def _parts(source: Slices | SharedInputs, count: int) -> list[list[Item]]:
 
 
 def drive(
-    engine: Engine, source: WorkSource, num_workers: int, on_event: Report
+    engine: Engine, source: WorkSource, num_workers: int, on_event: Report, retries: int = 0
 ) -> list[dict[str, Any]]:
     """Run every task of ``source`` on ``engine``; return the summaries in rank order.
+
+    A task whose ``fn`` raised runs again, up to ``retries`` times, before the run fails.
 
     Raises:
         ProcessingError: A task failed, or could not run; the running ones have ended.
     """
-    tracker = _Tracker(on_event)
+    tracker = _Tracker(on_event, retries)
     live = _LiveBatches(source) if isinstance(source, LiveQueue) else None
-    if not isinstance(source, LiveQueue):
-        for part in _parts(source, num_workers):
-            engine.submit(tracker.add(), part)
+    parts = [] if isinstance(source, LiveQueue) else _parts(source, num_workers)
+    for part in parts:
+        engine.submit(tracker.add(), part)
     try:
         while len(tracker.summaries) < tracker.tasks or (live is not None and not live.ended):
             for batch in live.poll() if live is not None else ():
+                parts.append(batch)
                 engine.submit(tracker.add(), batch)
             for message in engine.messages():
                 tracker.receive(message)
             for rank, result in engine.completed(0.0 if live is not None else _POLL_SECONDS):
-                tracker.complete(rank, result)
+                if not tracker.complete(rank, result):
+                    engine.submit(rank, parts[rank])
     except BaseException:
         with contextlib.suppress(Exception):
             engine.stop()

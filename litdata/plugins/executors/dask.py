@@ -11,6 +11,7 @@ as Dask events (``Worker.log_event``), and a ``distributed.Event`` tells tasks t
 from __future__ import annotations
 
 import contextlib
+import itertools
 import queue
 import time
 import uuid
@@ -20,14 +21,8 @@ from typing import Any, ClassVar
 
 from litdata.core.imports import require
 from litdata.core.work import Item, Job, Report, WorkSource
-from litdata.plugins.executors._cluster import (
-    Message,
-    Outcome,
-    drive,
-    run_task,
-    task_count,
-    wait_for_nodes,
-)
+from litdata.plugins.executors._attempt import Message, Outcome, run_task
+from litdata.plugins.executors._cluster import drive, task_count, wait_for_nodes
 
 distributed = require("distributed", extra="dask", purpose="The dask executor")
 
@@ -63,9 +58,10 @@ class _Engine:
         self.stop_event = distributed.Event(self.topic, client=client)
         self.job = client.submit(_job, job, key=f"{self.topic}-job", pure=False)
         self.futures: dict[Any, int] = {}
+        self.submitted = itertools.count()
 
     def submit(self, rank: int, inputs: list[Item]) -> None:
-        key = f"{self.topic}-{rank}"
+        key = f"{self.topic}-{rank}-{next(self.submitted)}"  # a task run again gets a new key
         channel = _Channel(self.topic)
         future = self.client.submit(run_task, self.job, rank, inputs, channel, key=key, pure=False)
         self.futures[future] = rank
@@ -83,13 +79,19 @@ class _Engine:
             done = [future for future in self.futures if future.done()]
         results: list[tuple[int, Outcome | BaseException]] = []
         for future in done:
-            rank = self.futures.pop(future)
-            if future.status == "finished":
-                results.append((rank, future.result()))
-            elif future.status == "cancelled":
-                results.append((rank, RuntimeError("the task was cancelled")))
+            status = future.status  # read once: a result on a worker lost since is recomputed
+            if status == "finished":
+                try:
+                    result: Outcome | BaseException = future.result()
+                except Exception as error:  # its recomputation failed
+                    result = error
+            elif status == "error":
+                result = future.exception()
+            elif status == "cancelled":
+                result = RuntimeError("the task was cancelled")
             else:
-                results.append((rank, future.exception()))
+                continue
+            results.append((self.futures.pop(future), result))
             future.release()  # the scheduler forgets it: never recomputed
         return results
 
@@ -116,6 +118,8 @@ class DaskExecutor:
         tasks_per_slot: Tasks per worker thread: more even out slow inputs and make a lost
             task cheaper to rerun; each task ends with a partial chunk.
         wait_seconds: How long to wait for the cluster to have ``num_nodes`` machines.
+        retries: How many times a task whose ``fn`` raised runs again before the run fails
+            (for errors that may not recur; a task whose worker was lost is always rerun).
 
     Raises:
         ValueError: Both ``address`` and ``client`` were given.
@@ -130,12 +134,14 @@ class DaskExecutor:
         client: Any = None,
         tasks_per_slot: int = 4,
         wait_seconds: float = 60.0,
+        retries: int = 0,
     ) -> None:
         if address is not None and client is not None:
             raise ValueError("Pass a scheduler address or a client, not both.")
         self.address = address if client is None else client.scheduler.address
         self.tasks_per_slot = tasks_per_slot
         self.wait_seconds = wait_seconds
+        self.retries = retries
         self._client = client
 
     def __getstate__(self) -> dict[str, Any]:
@@ -187,6 +193,6 @@ class DaskExecutor:
         with self._connected() as client:
             engine = _Engine(client, job)
             try:
-                return drive(engine, source, num_workers, on_event)
+                return drive(engine, source, num_workers, on_event, self.retries)
             finally:
                 engine.close()

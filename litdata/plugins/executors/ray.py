@@ -2,9 +2,9 @@
 
 The inputs are cut into small tasks (several per CPU) that Ray schedules as CPUs free up. The
 job is put in the object store once and every task reads it from there; a task whose worker
-process or node dies is rerun by Ray (``max_retries`` times), while an exception of ``fn`` is
-never retried (it is reported with its input). Attempts talk to the driver through a small
-actor, the run's inbox: progress in, the stop flag out.
+process or node dies is rerun by Ray (``max_retries`` times), while a task whose ``fn`` raised
+runs again only when asked (``retries``); otherwise the run fails, naming the input. Attempts
+talk to the driver through a small actor, the run's inbox: progress in, the stop flag out.
 """
 
 from __future__ import annotations
@@ -15,14 +15,8 @@ from typing import Any, ClassVar
 
 from litdata.core.imports import require
 from litdata.core.work import Item, Job, Report, WorkSource
-from litdata.plugins.executors._cluster import (
-    Message,
-    Outcome,
-    drive,
-    run_task,
-    task_count,
-    wait_for_nodes,
-)
+from litdata.plugins.executors._attempt import Message, Outcome, run_task
+from litdata.plugins.executors._cluster import drive, task_count, wait_for_nodes
 
 ray = require("ray", extra="ray", purpose="The ray executor")
 
@@ -113,6 +107,8 @@ class RayExecutor:
         tasks_per_slot: Tasks per CPU: more even out slow inputs and make a lost task
             cheaper to rerun; each task ends with a partial chunk.
         wait_seconds: How long to wait for the cluster to have ``num_nodes`` machines.
+        retries: How many times a task whose ``fn`` raised runs again before the run fails
+            (for errors that may not recur; a task whose worker was lost is always rerun).
         max_retries: How many times Ray reruns a task whose worker died.
     """
 
@@ -125,12 +121,14 @@ class RayExecutor:
         init_options: dict[str, Any] | None = None,
         tasks_per_slot: int = 4,
         wait_seconds: float = 60.0,
+        retries: int = 0,
         max_retries: int = 3,
     ) -> None:
         self.address = address
         self.init_options = dict(init_options or {})
         self.tasks_per_slot = tasks_per_slot
         self.wait_seconds = wait_seconds
+        self.retries = retries
         self.max_retries = max_retries
 
     def _connect(self) -> None:
@@ -163,6 +161,6 @@ class RayExecutor:
         self._connect()
         engine = _Engine(job, self.max_retries)
         try:
-            return drive(engine, source, num_workers, on_event)
+            return drive(engine, source, num_workers, on_event, self.retries)
         finally:
             engine.close()
