@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from clusters import dask_client, ray_cluster  # noqa: F401  # session fixtures
 from servers import azurite_server, gcs_server, s3_server  # noqa: F401  # session fixtures
 
 from litdata.core.registry import registries
 from litdata.testing import rediscover
+
+#: Test files whose tests share one compute cluster: each runs whole in one xdist worker, so
+#: that the cluster starts once.
+CLUSTER_FILES = ("tests/plugins/test_dask_executor.py", "tests/plugins/test_ray_executor.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n``, distribute tests one by one, except each cluster file, kept whole."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ClusterFilesTogether(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path in CLUSTER_FILES else nodeid
+
+    return ClusterFilesTogether(config, log)
 
 
 @pytest.fixture(autouse=True)

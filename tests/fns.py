@@ -126,3 +126,31 @@ class TaggedDataset(__import__("litdata").StreamingDataset):
     def __getitem__(self, index):
         sample = super().__getitem__(index)
         return {**sample, "tag": "seen"}
+
+
+def waits_to_be_killed(item):
+    """``(i, markers)``: ``{"id": i}``; but input 31 first waits to be killed (once).
+
+    Until ``MARKERS/killed`` exists, input 31 names its process (``victim-<pid>``) and sleeps.
+    """
+    i, markers = item
+    if i == 31 and not Path(markers, "killed").exists():
+        Path(markers, f"victim-{os.getpid()}").touch()
+        time.sleep(60)
+    return {"id": i}
+
+
+def noted(markers, fail_on, i):
+    """``{"id": i}``, noting each input seen in ``markers``; fails on input ``fail_on``."""
+    Path(markers, str(i)).touch()
+    if i == fail_on:
+        raise ValueError(f"input {i} is cursed")
+    return {"id": i}
+
+
+def fails_once(markers, i):
+    """``{"id": i}``; input 13 raises the first time it is seen (noted in ``markers``)."""
+    if i == 13 and not Path(markers, "failed").exists():
+        Path(markers, "failed").touch()
+        raise OSError("a transient error")
+    return {"id": i}

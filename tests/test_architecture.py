@@ -13,6 +13,7 @@ CORE_SIDE = ["core", "streaming", "processing", "cli"]
 HOMONYMS = {
     "chunks": "the index.json key, and LitData's default cache folder (~/.lightning/chunks)",
     "numpy": "the key of numpy's generator in a ParallelStreamingDataset's rngs",
+    "none": "torchrun's TORCHELASTIC_RUN_ID when it is given no --rdzv-id",
 }
 BUILTIN_NAMES = {
     name

@@ -17,6 +17,7 @@ __all__ = [
     "flag",
     "integer",
     "plugin_autoload",
+    "ranks_dir",
 ]
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -76,6 +77,17 @@ def cache_root() -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".lightning" / "chunks"
+
+
+def ranks_dir() -> tuple[Path, bool]:
+    """Where training ranks leave notes of what they read, and whether the user chose it.
+
+    ``LITDATA_RANKS_DIR`` (a folder all ranks share, e.g. on NFS), else ``<cache root>/ranks``.
+    """
+    configured = os.environ.get("LITDATA_RANKS_DIR")
+    if configured:
+        return Path(configured).expanduser(), True
+    return cache_root() / "ranks", False
 
 
 def plugin_autoload() -> bool:

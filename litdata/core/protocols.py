@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChunkHandle",
+    "ClusterExecutor",
     "Compressor",
     "ElementSerializer",
     "Encryptor",
@@ -316,8 +317,35 @@ class Executor(Protocol):
     ) -> list[dict[str, Any]]:
         """Run ``job`` in ``num_workers`` workers fed from ``source``; return their summaries.
 
-        ``on_event`` is called in the caller's process for every worker event. When a worker
-        fails, every worker is stopped before ``ProcessingError`` is raised.
+        The summaries come in rank order, one per worker; from a ``LiveQueue``, one per rank
+        the job ran as (a cluster executor runs each batch the queue delivers as a worker of
+        its own). ``on_event`` is called in the caller's process for every worker event. When
+        a worker fails, every worker is stopped before ``ProcessingError`` is raised.
+        """
+        ...
+
+
+@runtime_checkable
+class ClusterExecutor(Protocol):
+    """An executor whose workers are a cluster's (Dask, Ray...): an optional ability.
+
+    Its engine balances many small tasks itself, so ``optimize`` and ``map`` deal the inputs into
+    ``tasks(...)`` parts and run each part as one worker of ``run``: a task has its own writer
+    rank (its chunk file names) and its own checkpoint, and the engine reruns it whole when its
+    machine is lost. Only executors with this ability accept ``num_nodes`` above 1.
+    """
+
+    def tasks(self, inputs: int, num_workers: int | None, num_nodes: int) -> int:
+        """How many tasks to make of ``inputs`` inputs (at least 1, at most ``inputs``).
+
+        Args:
+            inputs: The number of inputs.
+            num_workers: Tasks running at once on each machine, as the user asked; ``None``
+                leaves it to the cluster.
+            num_nodes: Machines the run needs: wait until the cluster has that many.
+
+        Raises:
+            ValueError: The cluster did not reach ``num_nodes`` machines in time.
         """
         ...
 

@@ -2,7 +2,10 @@
 
 An executor starts ``num_workers`` workers, calls ``job(rank, inputs, report)`` in each, feeds
 each worker its inputs as ``(position, input)`` pairs, and passes every event a worker
-``report``s to the driver's callback, in the driver's process.
+``report``s to the driver's callback, in the driver's process. The rank names what a worker
+writes (its chunk files, its checkpoint), so no two workers of a run share one; a cluster
+executor that runs a worker again (its machine was lost) runs it with the same rank and inputs,
+and what it writes replaces what the lost attempt wrote.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from litdata.core.errors import ProcessingError
 
 __all__ = [
     "Failed",
@@ -83,6 +88,16 @@ class Failed:
     traceback: str
     position: int | None = None
     item: str | None = None
+
+    def as_error(self) -> ProcessingError:
+        """The error the driver raises: where it failed, and the worker's traceback."""
+        where = f"worker {self.rank}"
+        if self.position is not None:
+            where = f"input {self.position} ({self.item}) in {where}"
+        return ProcessingError(
+            f"Processing failed on {where}: {self.message}\n\nOriginal traceback (in the "
+            f"worker):\n{self.traceback}"
+        )
 
 
 WorkerEvent = Progress | Finished | Failed

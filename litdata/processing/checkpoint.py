@@ -85,6 +85,15 @@ class Checkpoints:
         """Whether a run left checkpoints here."""
         return self.directory.storage.exists(self.directory.join("config.json"))
 
+    def saved_workers(self) -> int | None:
+        """How many workers the saved run had (``None`` when there are no checkpoints).
+
+        A cluster run resumes with its saved number of tasks, whatever the cluster's size now.
+        """
+        if not self.exist():
+            return None
+        return int(json.loads(self.directory.read("config.json"))["num_workers"])
+
     def remove(self) -> None:
         """Delete every checkpoint file."""
         for name in self.directory.storage.list(self.directory.url):

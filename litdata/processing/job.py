@@ -7,15 +7,19 @@ input that caused it and the original traceback.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import shutil
+import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from litdata.core import config
 from litdata.core.index import DatasetConfig
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.protocols import Serializer
@@ -86,7 +90,8 @@ class OptimizeJob:
 
     Attributes:
         fn: The user's function.
-        write_dir: Where chunks are written (locally).
+        write_dir: Where chunks are written (the local output); ``None`` for a remote
+            output, whose chunks each worker writes into a local folder of its own.
         writer_options: ``chunk_size``, ``chunk_bytes``, ``compression``, ``encryption``.
         item_loader: The item encoding.
         serializers: Extra serializers.
@@ -100,7 +105,7 @@ class OptimizeJob:
     """
 
     fn: Callable[[Any], Any]
-    write_dir: Path
+    write_dir: Path | None
     writer_options: Mapping[str, Any]
     item_loader: ItemLoader | None = None
     serializers: Mapping[str, Serializer] | None = None
@@ -113,11 +118,28 @@ class OptimizeJob:
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return ``{"samples": ...}``."""
+        with _staging(self.write_dir) as folder:
+            uploader = Uploader(self.upload_to) if self.upload_to is not None else None
+            try:
+                return self._process(rank, inputs, report, folder, uploader)
+            except BaseException:
+                if uploader is not None:  # no upload outlives a failed worker
+                    with contextlib.suppress(Exception):
+                        uploader.wait()
+                raise
+
+    def _process(
+        self,
+        rank: int,
+        inputs: Iterable[Item],
+        report: Report,
+        folder: Path,
+        uploader: Uploader | None,
+    ) -> dict[str, Any]:
         fn = self.inputs.wrap(self.fn) if self.inputs is not None else self.fn
         state = self.resume.get(rank)
-        uploader = Uploader(self.upload_to) if self.upload_to is not None else None
         writer = ChunkWriter(
-            self.write_dir,
+            folder,
             **self.writer_options,
             serializers=self.serializers,
             item_loader=self.item_loader,
@@ -158,12 +180,31 @@ class OptimizeJob:
         writer.close()
         if uploader is not None:
             for name in writer.closing_files:
-                if (self.write_dir / name).exists():
-                    uploader.upload(self.write_dir / name)
+                if (folder / name).exists():
+                    uploader.upload(folder / name)
         save(seen)
         if uploader is not None:
             uploader.wait()
         return {"samples": writer.num_samples}
+
+
+@contextlib.contextmanager
+def _staging(folder: Path | None) -> Iterator[Path]:
+    """``folder``; or, for a remote output, a new local folder of this worker's, removed after.
+
+    The folder is made on the machine the worker runs on (in its cache root), so workers on a
+    cluster never depend on a path of the driver's machine.
+    """
+    if folder is not None:
+        yield folder
+        return
+    root = config.cache_root() / "staging"
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="worker-", dir=root))
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _write(writer: ChunkWriter, result: Any, generator: bool) -> int:
@@ -186,45 +227,50 @@ class MapJob:
 
     Attributes:
         fn: The user's function; it must return ``None``.
-        output_dir: The local directory ``fn`` writes into.
-        upload_to: A remote output: after each input, the files ``fn`` wrote into this
-            worker's own folder under ``output_dir`` are uploaded there (same relative paths),
+        output_dir: The local directory ``fn`` writes into; ``None`` for a remote output.
+        upload_to: A remote output: ``fn`` writes into a local folder of the worker's own,
+            and after each input the files it wrote there are uploaded (same relative paths),
             then deleted locally.
         inputs: Downloads the remote files inputs name, before ``fn`` sees them.
     """
 
     fn: Callable[[Any, str], Any]
-    output_dir: Path
+    output_dir: Path | None
     upload_to: Location | None = None
     inputs: InputDownloads | None = None
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return an empty summary."""
-        target = self.output_dir if self.upload_to is None else self.output_dir / f"worker-{rank}"
-        target.mkdir(parents=True, exist_ok=True)
-        uploader = Uploader(self.upload_to) if self.upload_to is not None else None
-        fn = self.inputs.wrap(self.fn) if self.inputs is not None else self.fn
-        sending = self.output_dir / f".sending-{rank}"
+        with _staging(self.output_dir) as folder:
+            uploader = Uploader(self.upload_to) if self.upload_to is not None else None
+            target = folder if uploader is None else folder / "out"
+            target.mkdir(parents=True, exist_ok=True)
+            fn = self.inputs.wrap(self.fn) if self.inputs is not None else self.fn
 
-        def handle(item: Any) -> int:
-            result = fn(item, str(target))
-            if result is not None:
-                raise TypeError(
-                    f"map's fn must write its outputs into the directory it is given and return "
-                    f"None; it returned a {type(result).__name__}. To build a dataset from "
-                    f"returned samples, use optimize()."
-                )
+            def handle(item: Any) -> int:
+                result = fn(item, str(target))
+                if result is not None:
+                    raise TypeError(
+                        f"map's fn must write its outputs into the directory it is given and "
+                        f"return None; it returned a {type(result).__name__}. To build a "
+                        f"dataset from returned samples, use optimize()."
+                    )
+                if uploader is not None:
+                    _send_new_files(target, folder / "sending", uploader)
+                return 0
+
+            try:
+                _each(rank, inputs, report, handle)
+            except BaseException:
+                if uploader is not None:  # no upload outlives a failed worker
+                    with contextlib.suppress(Exception):
+                        uploader.wait()
+                raise
+            finally:
+                if self.inputs is not None:
+                    self.inputs.clean()
             if uploader is not None:
-                _send_new_files(target, sending, uploader)
-            return 0
-
-        try:
-            _each(rank, inputs, report, handle)
-        finally:
-            if self.inputs is not None:
-                self.inputs.clean()
-        if uploader is not None:
-            uploader.wait()
+                uploader.wait()
         return {}
 
 

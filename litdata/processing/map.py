@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -16,10 +14,12 @@ from litdata.processing.job import MapJob
 from litdata.processing.lock import LOCK_FILENAME, OutputLock
 from litdata.processing.run import (
     check_fn,
+    check_nodes,
     check_workers,
     deal,
     input_downloads,
     make_output_dir,
+    plan_workers,
     prepare_inputs,
     report_done,
     resolve_executor,
@@ -35,6 +35,7 @@ def map(  # LitData's public name
     output_dir: str | os.PathLike[str],
     *,
     num_workers: int | None = None,
+    num_nodes: int | None = None,
     fast_dev_run: bool | int = False,
     batch_size: int | None = None,
     keep_data_ordered: bool = False,
@@ -42,6 +43,7 @@ def map(  # LitData's public name
     start_method: str | None = None,
     verbose: bool = True,
     executor: str | Executor | None = None,
+    executor_options: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     input_dir: str | os.PathLike[str] | None = None,
 ) -> None:
@@ -55,14 +57,18 @@ def map(  # LitData's public name
         fn: The function; it must be importable (module level) when workers are spawned.
         inputs: The inputs (any sequence).
         output_dir: A local directory (created if missing) or a URL.
-        num_workers: Worker processes; defaults to the CPUs available to this process.
+        num_workers: Worker processes; defaults to the CPUs available to this process. On a
+            cluster: workers per machine, which sets how finely the inputs are split into tasks.
+        num_nodes: Machines to run on (a cluster executor waits for them).
         fast_dev_run: Process only the first 10 inputs (or this many).
         batch_size: Give ``fn`` lists of this many inputs.
         keep_data_ordered: Give each worker a contiguous slice instead of sharing a queue.
         error_when_not_empty: Refuse an ``output_dir`` that already holds files.
         start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` for local workers.
         verbose: Show a progress bar.
-        executor: An executor plugin's name or instance; local processes by default.
+        executor: An executor plugin's name (``"dask"``, ``"ray"``...) or instance; local
+            processes by default.
+        executor_options: Arguments of the named executor's constructor.
         storage_options: Options for the storage backends (credentials, endpoint).
         input_dir: A remote folder whose files the inputs name: each is downloaded before
             ``fn`` is called, which gets the local path, and removed after.
@@ -74,9 +80,9 @@ def map(  # LitData's public name
     """
     check_fn(fn)
     items = prepare_inputs(inputs, batch_size, fast_dev_run)
-    workers = check_workers(num_workers, len(items))
-    runner = resolve_executor(executor, start_method)
-    source = deal(items, workers, keep_data_ordered)
+    check_workers(num_workers, len(items))
+    runner = resolve_executor(executor, start_method, executor_options)
+    nodes = check_nodes(runner, num_nodes)
     location = resolve(output_dir, storage_options=storage_options)
     local = location.local_path
     if local is not None:
@@ -87,14 +93,18 @@ def map(  # LitData's public name
         raise ValueError(f"output_dir {location.url} is not empty (error_when_not_empty=True).")
     lock = OutputLock(location, "map")
     lock.acquire()
-    staging = Path(local) if local is not None else Path(tempfile.mkdtemp(prefix="litdata-map-"))
-    remote = location if local is None else None
     start = time.monotonic()
     try:
+        workers = plan_workers(runner, num_workers, nodes, len(items))
         run_job(
             runner,
-            MapJob(fn, staging, remote, input_downloads(input_dir, storage_options)),
-            source,
+            MapJob(
+                fn,
+                None if local is None else Path(local),
+                location if local is None else None,
+                input_downloads(input_dir, storage_options),
+            ),
+            deal(items, workers, keep_data_ordered),
             workers,
             total=len(items),
             description=f"map -> {location.url.rsplit('/', 1)[-1]}",
@@ -102,6 +112,4 @@ def map(  # LitData's public name
         )
     finally:
         lock.release()
-        if remote is not None:
-            shutil.rmtree(staging, ignore_errors=True)
     report_done(f"Processed {len(items):,} inputs into {location.url}", start, verbose)

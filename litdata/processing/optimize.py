@@ -12,16 +12,18 @@ from litdata.core.errors import DatasetFormatError
 from litdata.core.index import DatasetConfig, DatasetIndex
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.keys import check_key_fn
-from litdata.core.protocols import Encryptor, Executor, Serializer
+from litdata.core.protocols import ClusterExecutor, Encryptor, Executor, Serializer
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.core.writer import check_chunk_options
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import prepare_output
 from litdata.processing.run import (
     check_fn,
+    check_nodes,
     check_workers,
     deal,
     input_downloads,
+    plan_workers,
     prepare_inputs,
     report_done,
     resolve_executor,
@@ -132,6 +134,7 @@ def optimize(
     align_chunking: bool = False,
     compression: str | None = None,
     num_workers: int | None = None,
+    num_nodes: int | None = None,
     fast_dev_run: bool | int = False,
     batch_size: int | None = None,
     mode: str | None = None,
@@ -142,6 +145,7 @@ def optimize(
     keep_data_ordered: bool | None = None,
     verbose: bool = True,
     executor: str | Executor | None = None,
+    executor_options: Mapping[str, Any] | None = None,
     encryption: Encryptor | None = None,
     storage_options: Mapping[str, Any] | None = None,
     input_dir: str | os.PathLike[str] | None = None,
@@ -162,7 +166,11 @@ def optimize(
         align_chunking: Deal whole chunks of ``chunk_size`` inputs to the workers, so chunks
             match a single-worker run (ordered; needs ``chunk_size``).
         compression: ``"zstd"``, ``"zstd:<level>"``, ``"lz4"`` or a plugin's codec.
-        num_workers: Worker processes; defaults to the CPUs available to this process.
+        num_workers: Worker processes; defaults to the CPUs available to this process. On a
+            cluster: workers per machine, which sets how finely the inputs are split into
+            tasks (by default the cluster's size does).
+        num_nodes: Machines to run on: a cluster executor waits until its cluster has this
+            many; the local executor runs on this one only.
         fast_dev_run: Process only the first 10 inputs (or this many).
         batch_size: Give ``fn`` lists of this many inputs.
         mode: ``None`` (refuse an existing dataset), ``"overwrite"`` or ``"append"``.
@@ -174,7 +182,10 @@ def optimize(
             order in the dataset; ``False`` (the default) shares one queue, so a slow input
             never idles the others.
         verbose: Show a progress bar.
-        executor: An executor plugin's name or instance; local processes by default.
+        executor: An executor plugin's name (``"dask"``, ``"ray"``...) or instance; local
+            processes by default.
+        executor_options: Arguments of the named executor's constructor, e.g.
+            ``{"address": "tcp://scheduler:8786"}``.
         encryption: Encrypt each sample or chunk with this key (see its ``level``).
         storage_options: Options for the storage backends (credentials, endpoint).
         input_dir: A remote folder whose files the inputs name (``"s3://bucket/raw/x.jpg"``):
@@ -205,8 +216,10 @@ def optimize(
         )
     _check_keys(key_fn, use_checkpoint, item_loader)
     ordered = _ordered(keep_data_ordered, use_checkpoint, align_chunking, queue)
-    workers = check_workers(num_workers, None if items is None else len(items))
-    runner = resolve_executor(executor, start_method)
+    count = None if items is None else len(items)
+    check_workers(num_workers, count)
+    runner = resolve_executor(executor, start_method, executor_options)
+    nodes = check_nodes(runner, num_nodes)
     target_bytes = check_chunk_options(chunk_size, chunk_bytes, compression)
     writer_options = {
         "chunk_size": chunk_size,
@@ -216,15 +229,16 @@ def optimize(
         "key_fn": key_fn,
     }
 
-    source: WorkSource
-    if items is None:
-        source = LiveQueue(queue, ALL_DONE)
-    else:
-        source = deal(items, workers, ordered, chunk_size if align_chunking else None)
-
     output = prepare_output(output_dir, mode, use_checkpoint, storage_options=storage_options)
     start = time.monotonic()
     try:
+        aligned = chunk_size if align_chunking else None
+        workers = plan_workers(runner, num_workers, nodes, count, aligned)
+        if use_checkpoint and isinstance(runner, ClusterExecutor):
+            workers = output.checkpoints.saved_workers() or workers  # whatever the cluster now
+        source: WorkSource = (
+            LiveQueue(queue, ALL_DONE) if items is None else deal(items, workers, ordered, aligned)
+        )
         if output.existing is not None:
             _check_append(
                 output.existing.config, chunk_size, target_bytes, compression, item_loader

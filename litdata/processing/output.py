@@ -11,13 +11,12 @@
 - ``mode="append"``: new chunks continue each writer rank's numbering after the existing
   chunks, and ``index.json`` lists the old chunks first.
 
-Remote outputs are written into a local staging folder, and every chunk is uploaded as soon as
-it is written (by the worker, in the background); ``index.json`` is published last.
+Remote outputs are written by each worker into a local folder of its own, and every chunk is
+uploaded as soon as it is written (in the background); ``index.json`` is published last.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -26,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from litdata.core import config
 from litdata.core.chunks.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
@@ -93,9 +91,9 @@ class Output:
 
     Attributes:
         location: The dataset's location.
-        write_dir: The local folder the workers write chunks into (the dataset folder, a
-            staging folder swapped in at the end, or, for remote outputs, a local staging
-            folder whose chunks are uploaded as they are written).
+        write_dir: The local folder the workers write chunks into (the dataset folder, or a
+            staging folder swapped in at the end); ``None`` for a remote output, whose workers
+            upload their chunks as they write them.
         lock: The output's lock, held until :meth:`publish` or :meth:`discard`.
         existing: The dataset being appended to.
         chunk_starts: The first chunk number of each writer rank (append).
@@ -104,7 +102,7 @@ class Output:
     """
 
     location: Location
-    write_dir: Path
+    write_dir: Path | None
     lock: OutputLock
     existing: DatasetIndex | None = None
     chunk_starts: dict[int, int] = field(default_factory=dict)
@@ -132,7 +130,7 @@ class Output:
 
         The dataset is then complete: its checkpoints and the lock are removed.
         """
-        if self.staged:
+        if self.staged and self.write_dir is not None:
             local = Path(self.location.local_path or "")
             # index.json goes first: never a stale index over missing chunks.
             _remove(self.location, dataset_files(os.listdir(local)))
@@ -141,8 +139,6 @@ class Output:
             shutil.rmtree(self.write_dir, ignore_errors=True)
         index = merge_rank_indexes(self.location, existing=self.existing)
         self.checkpoints.remove()
-        if self.remote:
-            shutil.rmtree(self.write_dir, ignore_errors=True)
         self.lock.release()
         return index
 
@@ -151,7 +147,7 @@ class Output:
         try:
             if self.keep_on_failure:
                 return
-            if self.staged or self.remote:
+            if self.staged and self.write_dir is not None:
                 shutil.rmtree(self.write_dir, ignore_errors=True)
             if not self.staged:
                 added = [name for name in _listing(self.location) if name not in self._before]
@@ -169,15 +165,6 @@ def _chunk_starts(names: Collection[str], existing: DatasetIndex) -> dict[int, i
             rank, index = parsed
             starts[rank] = max(starts.get(rank, 0), index + 1)
     return starts
-
-
-def _staging_dir(location: Location) -> Path:
-    """A fresh local folder for a remote output's chunks before they are uploaded."""
-    digest = hashlib.md5(location.url.encode(), usedforsecurity=False).hexdigest()
-    folder = config.cache_root() / "staging" / f"{digest}-{os.getpid()}"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
 
 
 def _refuse_foreign(location: Location, foreign: list[str]) -> DatasetExistsError:
@@ -241,7 +228,7 @@ def _prepare(location: Location, lock: OutputLock, mode: str | None, resume: boo
         )
     if foreign and mode != "overwrite":
         raise _refuse_foreign(location, foreign)
-    write_dir = Path(location.local_path) if location.local_path else _staging_dir(location)
+    write_dir = Path(location.local_path) if location.local_path else None
     if mode == "append" and has_index:
         existing = index_from_bytes(location.read(INDEX_FILENAME), location.join(INDEX_FILENAME))
         level = existing.config.extra.get("compression_level")
@@ -255,7 +242,7 @@ def _prepare(location: Location, lock: OutputLock, mode: str | None, resume: boo
         before = frozenset(names).difference(shards)
         starts = _chunk_starts(before, existing)
         return Output(location, write_dir, lock, existing, starts, _before=before)
-    if mode == "overwrite" and not resume and location.local_path is not None:
+    if mode == "overwrite" and not resume and write_dir is not None:
         staging = write_dir / STAGING
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()

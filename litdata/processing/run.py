@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import PluginValidationError
-from litdata.core.protocols import Executor
+from litdata.core.protocols import ClusterExecutor, Executor
 from litdata.core.registry import known, registries
 from litdata.core.storage.location import resolve
-from litdata.core.work import Job, SharedInputs, Slices, WorkSource
+from litdata.core.work import Job, LiveQueue, SharedInputs, Slices, WorkSource
 from litdata.processing.inputs import InputDownloads
 from litdata.processing.progress import ProgressBar
 from litdata.processing.split import contiguous_slices, numbered, shared
@@ -25,11 +25,13 @@ from litdata.processing.split import contiguous_slices, numbered, shared
 __all__ = [
     "FAST_DEV_RUN_INPUTS",
     "check_fn",
+    "check_nodes",
     "check_workers",
     "deal",
     "default_num_workers",
     "input_downloads",
     "make_output_dir",
+    "plan_workers",
     "prepare_inputs",
     "report_done",
     "resolve_executor",
@@ -50,27 +52,83 @@ def default_num_workers() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_executor(executor: str | Executor | None, start_method: str | None) -> Executor:
-    """The executor plugin for a name (configured with ``start_method``), or the instance given.
+def resolve_executor(
+    executor: str | Executor | None,
+    start_method: str | None,
+    options: Mapping[str, Any] | None = None,
+) -> Executor:
+    """The executor plugin for a name, built with ``options``, or the instance given.
 
-    ``None`` is litdata's default executor (local processes).
+    ``None`` is litdata's default executor (local processes); ``start_method`` is one of its
+    options, kept as an argument of ``optimize`` and ``map`` as LitData has it.
 
     Raises:
         UnknownPluginError: No executor has that name.
-        ValueError: ``start_method`` was given for an executor that does not take one.
+        ValueError: Options for an instance, or options the executor does not take.
     """
     if executor is None:
         executor = known.DEFAULT_EXECUTOR
+    options = dict(options or {})
+    if start_method is not None:
+        options["start_method"] = start_method
     if not isinstance(executor, str):
+        if options:
+            raise ValueError(
+                f"executor_options and start_method configure an executor given by name; "
+                f"this {type(executor).__name__} instance is already built: pass its options "
+                f"to its constructor."
+            )
         return executor
     plugin = registries.executors.load(executor)
-    if start_method is None:
-        return plugin()
-    if "start_method" not in inspect.signature(plugin).parameters:
+    parameters = inspect.signature(plugin).parameters
+    unknown = sorted(set(options).difference(parameters))
+    if unknown and not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        hint = " (start_method is for local processes)" if "start_method" in unknown else ""
         raise ValueError(
-            f"start_method is for local processes; the {executor!r} executor does not take it."
+            f"The {executor!r} executor does not take {', '.join(unknown)}{hint}; it takes "
+            f"{', '.join(parameters) or 'no options'}."
         )
-    return plugin(start_method=start_method)  # type: ignore[call-arg]
+    return plugin(**options)
+
+
+def check_nodes(runner: Executor, num_nodes: int | None) -> int:
+    """The number of machines asked for (1 by default), if ``runner`` can use them.
+
+    Raises:
+        ValueError: ``num_nodes`` is not a positive integer, or is above 1 for an executor
+            that runs on this machine only.
+    """
+    nodes = 1 if num_nodes is None else num_nodes
+    if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 1:
+        raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}.")
+    if nodes > 1 and not isinstance(runner, ClusterExecutor):
+        name = getattr(runner, "name", type(runner).__name__)
+        others = [other for other in registries.executors.names() if other != name]
+        raise ValueError(
+            f"num_nodes={nodes}: the {name!r} executor runs on this machine only. To use "
+            f"several machines, start a cluster on them and pass its executor (installed: "
+            f"{', '.join(others) or 'no other'}); see docs/clusters.md."
+        )
+    return nodes
+
+
+def plan_workers(
+    runner: Executor,
+    num_workers: int | None,
+    num_nodes: int,
+    count: int | None,
+    chunk_size: int | None = None,
+) -> int:
+    """How many workers ``runner`` runs: processes here, or tasks on a cluster.
+
+    A cluster executor splits ``count`` inputs into tasks (each of whole chunks of
+    ``chunk_size`` inputs, when aligned); any other runs ``num_workers`` processes.
+    """
+    if not isinstance(runner, ClusterExecutor) or count is None:
+        return check_workers(num_workers, count)
+    units = count if chunk_size is None else max(1, count // chunk_size)
+    per_node = None if num_workers is None else max(1, num_workers)
+    return max(1, min(runner.tasks(count, per_node, num_nodes), units))
 
 
 def input_downloads(
@@ -174,7 +232,7 @@ def run_job(
         summaries = runner.run(job, source, workers, bar)
     if not (
         isinstance(summaries, list)
-        and len(summaries) == workers
+        and (isinstance(source, LiveQueue) or len(summaries) == workers)  # a queue: any number
         and all(isinstance(summary, dict) for summary in summaries)
     ):
         name = getattr(runner, "name", type(runner).__name__)

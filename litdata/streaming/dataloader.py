@@ -9,7 +9,6 @@ seen yet.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -18,6 +17,7 @@ from torch.utils.data import DataLoader
 
 from litdata.core.errors import LitdataWarning
 from litdata.core.lifeline import Lifeline
+from litdata.streaming.agreement import check_ranks_agree
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.state_shape import require_loader_state
@@ -209,7 +209,7 @@ class StreamingDataLoader(DataLoader[Any]):
         workers = max(1, self.num_workers)
         self._batches = [0] * workers
         self._latest_worker = -1
-        _check_ranks_agree(dataset)
+        check_ranks_agree(self, dataset.agreement)
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
         try:
             for envelope in super().__iter__():
@@ -280,28 +280,3 @@ class StreamingDataLoader(DataLoader[Any]):
     def restore(self) -> bool:
         """Whether a loaded state will shape the next iteration (LitData's ``restore``)."""
         return self._restoring
-
-
-def _check_ranks_agree(dataset: Streamable) -> None:
-    """Under DDP, check before the first batch that every rank reads the same dataset."""
-    dist: Any = sys.modules.get("torch.distributed")
-    if dist is None or not dist.is_available() or not dist.is_initialized():
-        return
-    world = dist.get_world_size()
-    if world == 1:
-        return
-    views: list[Any] = [None] * world
-    dist.all_gather_object(views, dataset.agreement())
-    differ = [rank for rank, view in enumerate(views) if view != views[0]]
-    if differ:
-        details = "; ".join(
-            f"rank {rank}: {key}={views[rank][key]!r}"
-            for rank in differ
-            for key in views[0]
-            if views[rank].get(key) != views[0][key]
-        )
-        raise RuntimeError(
-            f"Ranks {differ} read a different dataset than rank 0 ({details}; rank 0 has "
-            f"{views[0]}). Every rank must open the same dataset with the same seed, shuffle "
-            f"and drop_last."
-        )

@@ -60,6 +60,8 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "litdata.executors": {
         "local": "litdata.plugins.executors.local:LocalExecutor",
+        "dask": "litdata.plugins.executors.dask:DaskExecutor",
+        "ray": "litdata.plugins.executors.ray:RayExecutor",
     },
     "litdata.shuffle": {
         "none": "litdata.plugins.shuffle.none:NoShuffle",

@@ -106,7 +106,7 @@ def _from_live_queue(source: LiveQueue) -> Iterator[Item]:
 def _worker_main(
     job: Job, rank: int, reader: Callable[[], Iterable[Item]], events: Any, lifeline: Lifeline
 ) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker keeps the driver's handler
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, forked with us
     lifeline.hold()
     report: Report = events.put
     try:
@@ -239,7 +239,7 @@ class _Collector:
 
     def _handle(self, event: WorkerEvent) -> None:
         if isinstance(event, Failed):
-            raise _failure(event)
+            raise event.as_error()
         if isinstance(event, Finished):
             self.summaries[event.rank] = event.summary
         self.on_event(event)
@@ -276,16 +276,6 @@ class _Collector:
             raise ProcessingError(
                 f"Worker {rank} died with exit code {code}{signal} without reporting an error."
             )
-
-
-def _failure(event: Failed) -> ProcessingError:
-    where = f"worker {event.rank}"
-    if event.position is not None:
-        where = f"input {event.position} ({event.item}) in {where}"
-    return ProcessingError(
-        f"Processing failed on {where}: {event.message}\n\nOriginal traceback (in the worker):\n"
-        f"{event.traceback}"
-    )
 
 
 def _stop(processes: list[BaseProcess]) -> None:

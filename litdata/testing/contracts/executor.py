@@ -1,6 +1,7 @@
 """``ExecutorContract``: what every executor (local processes, a cluster...) must do.
 
-Provide an ``executor`` fixture (a configured instance)::
+Provide an ``executor`` fixture (a configured instance; for a cluster executor, one connected to
+a running cluster)::
 
     class TestThreadExecutor(ExecutorContract):
         @pytest.fixture
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 
 from litdata.core.errors import ProcessingError
-from litdata.core.protocols import Executor, protocol_members
+from litdata.core.protocols import ClusterExecutor, Executor, protocol_members
 from litdata.core.reader import DatasetReader
 from litdata.core.work import (
     Item,
@@ -106,6 +107,14 @@ class ExecutorContract:
         with pytest.raises(ProcessingError, match=r"input 7 is bad") as caught:
             executor.run(Squares(fail_on=7), SharedInputs(items), 2, lambda event: None)
         assert "Traceback" in str(caught.value)
+
+    def test_a_cluster_executor_makes_between_one_task_and_one_per_input(
+        self, executor: Any
+    ) -> None:
+        if not isinstance(executor, ClusterExecutor):
+            pytest.skip("not a cluster executor")
+        assert 1 <= executor.tasks(100, None, 1) <= 100
+        assert executor.tasks(1, 4, 1) == 1
 
     def test_pickles(self, executor: Any) -> None:
         clone = pickle.loads(pickle.dumps(executor))
