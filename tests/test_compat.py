@@ -14,6 +14,7 @@ import termios
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import litdata
@@ -170,3 +171,21 @@ def test_breakpoint_prompts_on_the_terminal_from_a_worker_process(tmp_path):
         process.kill()
         os.close(master)
         os.close(slave)
+
+
+@pytest.mark.parametrize(
+    ("samples", "expected_format"),
+    [
+        ([{"n": 1}, {"n": np.int64(2)}, {"n": np.uint8(3)}], ["int"]),
+        ([{"a": 1, "b": None}, {"a": 2, "b": None}], ["int", "pickle"]),
+        ([{"ids": [1, 2]}, {"ids": [1, 2, 3]}, {"ids": []}], ["json"]),
+        ([{"meta": {"tags": ["x"]}}, {"meta": {"tags": ["y", "z"]}}], ["json"]),
+    ],
+    ids=["numpy-int-after-int", "none-leaves", "list-lengths-vary", "nested-lists"],
+)
+def test_sample_sequences_litdata_reads_back_are_written(tmp_path, samples, expected_format):
+    litdata.write_dataset(samples, tmp_path, chunk_size=2)
+    reader = litdata.DatasetReader(tmp_path)
+    assert [reader[i] for i in range(len(reader))] == samples
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert index["config"]["data_format"] == expected_format  # what LitData 0.2.76 writes

@@ -71,8 +71,17 @@ def test_malformed_specs_are_errors(bad):
 
 
 def test_leaf_paths_name_every_leaf():
-    _, spec = flatten({"a": 1, "b": [2, {"c": 3}]})
-    assert leaf_paths(spec) == ["sample['a']", "sample['b'][0]", "sample['b'][1]['c']"]
+    _, spec = flatten(({"a": 1, "b": (2, {"c": 3})},))
+    paths = ["sample[0]['a']", "sample[0]['b'][0]", "sample[0]['b'][1]['c']"]
+    assert leaf_paths(spec) == paths
+
+
+def test_lists_of_plain_values_in_dict_samples_are_one_leaf_as_in_litdata():
+    leaves, _ = flatten({"a": [1, "x", None], "b": {"c": [[1], []]}, "d": [object()]})
+    assert leaves[:2] == [[1, "x", None], [[1], []]]
+    assert len(leaves) == 3  # a list holding other objects stays a container
+    leaves, _ = flatten([1, 2])  # a list sample is a container, as LitData writes it
+    assert leaves == [1, 2]
 
 
 def test_flattener_accepts_reordered_dict_keys():
@@ -84,8 +93,9 @@ def test_flattener_accepts_reordered_dict_keys():
     ("first", "later", "message"),
     [
         ({"a": 1, "b": 2}, {"a": 1, "c": 2}, r"sample: expected dict with keys \['a', 'b'\]"),
-        ({"a": 1, "b": 2}, {"a": 1, "b": [2]}, r"sample\['b'\]: expected a leaf"),
-        ({"a": [1, 2]}, {"a": [1]}, r"sample\['a'\]: expected list of length 2"),
+        ({"a": 1, "b": 2}, {"a": 1, "b": (2,)}, r"sample\['b'\]: expected a leaf"),
+        ({"a": (1, 2)}, {"a": (1,)}, r"sample\['a'\]: expected tuple of length 2"),
+        ([[1, 2]], [[1]], r"sample\[0\]: expected list of length 2"),
         ([1, {"x": 1}], [1, {"y": 1}], r"sample\[1\]: expected dict with keys \['x'\]"),
         (5, [5], "expected a single leaf"),
         ((1, 2), [1, 2], "expected tuple of length 2, got list"),

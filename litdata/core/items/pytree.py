@@ -39,7 +39,8 @@ _DEQUE = "collections.deque"
 _NAMEDTUPLE = "collections.namedtuple"
 
 _NAMEDTUPLES: dict[str, type] = {}
-_CONTAINERS = frozenset({dict, list, tuple, OrderedDict, defaultdict, deque})
+#: Containers that cannot stand where the first sample had a leaf (a list can: ``json``).
+_BRANCHES = frozenset({dict, tuple, OrderedDict, defaultdict, deque})
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +155,36 @@ def _node(obj: Any) -> tuple[str, Any, list[Any]] | None:
     return None
 
 
+def _json_able(obj: Any) -> bool:
+    kind = type(obj)
+    if obj is None or kind in (bool, int, float, str):
+        return True
+    if kind is list:
+        return all(_json_able(item) for item in obj)
+    if kind is dict:
+        return all(type(key) is str and _json_able(value) for key, value in obj.items())
+    return False
+
+
 def flatten(sample: Any) -> tuple[list[Any], TreeSpec]:
-    """Split a sample into its leaves (depth first, dicts in insertion order) and its spec."""
+    """Split a sample into its leaves (depth first, dicts in insertion order) and its spec.
+
+    As in LitData 0.2.7x, a list of plain values (numbers, strings, ``None``, and lists and
+    dicts of them) reached from a dict sample through dicts only is one leaf (stored as
+    ``json``), so its length may vary from sample to sample.
+    """
     leaves: list[Any] = []
 
-    def visit(obj: Any) -> TreeSpec:
+    def visit(obj: Any, in_dicts: bool) -> TreeSpec:
         node = _node(obj)
-        if node is None:
+        if node is None or (in_dicts and node[0] == _LIST and _json_able(obj)):
             leaves.append(obj)
             return LEAF
         kind, context, children = node
-        return TreeSpec(kind, context, tuple(visit(child) for child in children))
+        inner = in_dicts and kind == _DICT
+        return TreeSpec(kind, context, tuple(visit(child, inner) for child in children))
 
-    spec = visit(sample)
+    spec = visit(sample, type(sample) is dict)
     return leaves, spec
 
 
@@ -254,7 +272,7 @@ def compile_flattener(spec: TreeSpec) -> Callable[[Any], list[Any]]:
                 except KeyError:
                     pass
                 else:
-                    if _CONTAINERS.isdisjoint(map(type, leaves)):
+                    if _BRANCHES.isdisjoint(map(type, leaves)):
                         return leaves
             return _mismatch(spec, sample)
 
@@ -291,10 +309,15 @@ def _children_like(node: TreeSpec, obj: Any) -> list[Any] | None:
     return children
 
 
+def _is_leaf(obj: Any) -> bool:
+    """Whether ``obj`` fits a leaf place: not a container, or a list (a ``json`` leaf)."""
+    return type(obj) is list or _node(obj) is None
+
+
 def _extract(node: TreeSpec, obj: Any, out: list[Any]) -> bool:
     if node.is_leaf:
         out.append(obj)
-        return _node(obj) is None
+        return _is_leaf(obj)
     children = _children_like(node, obj)
     if children is None:
         return False
@@ -306,7 +329,7 @@ def _extract(node: TreeSpec, obj: Any, out: list[Any]) -> bool:
 def _mismatch(spec: TreeSpec, sample: Any) -> list[Any]:
     def walk(node: TreeSpec, obj: Any, path: str) -> str | None:
         if node.is_leaf:
-            return None if _node(obj) is None else f"{path}: expected a leaf, got {_describe(obj)}"
+            return None if _is_leaf(obj) else f"{path}: expected a leaf, got {_describe(obj)}"
         children = _children_like(node, obj)
         if children is None:
             return f"{path}: expected {_expected(node)}, got {_describe(obj)}"

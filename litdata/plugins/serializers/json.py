@@ -1,8 +1,8 @@
 """``json``: lists stored as one leaf, in LitData 0.2.7x's tagged binary encoding.
 
-LitData 0.2.7x writes each list inside a dict sample as a single ``json`` leaf; litdata reads
-those datasets. (litdata itself writes lists as pytree containers, as LitData 0.2.6x did, so
-this serializer never claims a leaf on write.) The payload starts with a tag byte:
+LitData 0.2.7x writes each list of plain values inside a dict sample as a single ``json``
+leaf, so its length may vary; litdata does the same (see ``litdata.core.items.pytree``), and
+reads the lists older writers stored as containers. The payload starts with a tag byte:
 ``0`` JSON text, ``1`` list of str, ``2`` list of int64, ``3`` list of float64, ``4`` list of
 bool, ``5`` dict, ``6`` list of flat records, ``7``-``11`` scalars (str, int64, float64,
 bool, None). A payload starting with ``[`` or ``{`` is plain JSON text (older writers).
@@ -167,15 +167,15 @@ def encode_json_leaf(items: list[Any]) -> bytes:
 
 
 class JsonSerializer:
-    """Lists as one leaf (read-side for LitData 0.2.7x datasets; never probed on write)."""
+    """A list of plain values as one leaf (the pytree hands over only such lists)."""
 
     name: ClassVar[str] = "json"
-    types: ClassVar[tuple[str, ...]] = ()
+    types: ClassVar[tuple[str, ...]] = ("builtins.list",)
     priority: ClassVar[int] = 1
 
     def can_serialize(self, item: Any) -> bool:
-        """Claims nothing: litdata writes lists as containers, which LitData reads too."""
-        return False
+        """Claims lists: the pytree makes a leaf of a list only when it holds plain values."""
+        return type(item) is list
 
     def serialize(self, item: Any) -> tuple[bytes, None]:
         """The tagged encoding of a list."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import struct
 from typing import Any, ClassVar
 
@@ -54,11 +55,15 @@ class IntSerializer(_Plain):
         return isinstance(item, int) and not isinstance(item, bool)
 
     def serialize(self, item: Any) -> tuple[bytes, None]:
-        """Eight bytes; values outside int64 are refused."""
-        if not isinstance(item, int) or isinstance(item, bool):
+        """Eight bytes; values outside int64 are refused.
+
+        Any integer is accepted where the first sample had an ``int`` (a numpy ``int64``
+        from the same computation, say), and read back as an ``int``, as in LitData.
+        """
+        if isinstance(item, bool) or not isinstance(item, numbers.Integral):
             raise TypeError(f"expected an int, got {type(item).__qualname__}")
         try:
-            return _INT.pack(item), None
+            return _INT.pack(int(item)), None
         except struct.error:
             raise OverflowError(f"{item} does not fit in a signed 64-bit integer") from None
 
