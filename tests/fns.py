@@ -154,3 +154,23 @@ def fails_once(markers, i):
         Path(markers, "failed").touch()
         raise OSError("a transient error")
     return {"id": i}
+
+
+class SquaringReader(__import__("litdata.processing.readers").processing.readers.BaseReader):
+    """Reads input i as i * i (None for multiples of 5); regroups the inputs in reverse."""
+
+    def remap_items(self, items, num_workers):
+        return list(reversed(items))
+
+    def read(self, item):
+        return None if item % 5 == 0 else item * item
+
+
+def notes_last(i, output_dir, is_last, device):
+    """A map fn declaring LitData's optional arguments; writes them down."""
+    Path(output_dir, f"{i}.txt").write_text(f"{is_last} {device}")
+
+
+def file_sizes(paths):
+    """An optimize fn reading several local files (remote inputs, downloaded first)."""
+    return {"sizes": [Path(path).stat().st_size for path in paths]}

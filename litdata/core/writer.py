@@ -362,7 +362,7 @@ def write_dataset(
         try:
             _write_all(samples, writer, location)
             for name in writer.closing_files:
-                uploader.upload(Path(staging, name))
+                uploader.upload(Path(staging, name), last=True)
             uploader.wait()
         except BaseException:
             with contextlib.suppress(Exception):

@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,11 @@ class InputDownloads:
 
     Attributes:
         input_dir: The remote folder whose files inputs name.
+        threads: How many of an input's files are fetched at once.
     """
 
     input_dir: Location
+    threads: int = 2
     _folder: Path | None = field(default=None, repr=False)
 
     @property
@@ -44,33 +47,57 @@ class InputDownloads:
             self._folder.mkdir(parents=True, exist_ok=True)
         return self._folder
 
-    def _local(self, url: str, fetched: list[Path]) -> str:
-        relative = url[len(self.input_dir.url) + 1 :]
-        target = self.folder / relative
+    def _target(self, url: str) -> Path:
+        return self.folder / url[len(self.input_dir.url) + 1 :]
+
+    def _fetch(self, url: str) -> None:
+        target = self._target(url)
         target.parent.mkdir(parents=True, exist_ok=True)
         with publishing(target) as temporary:
             self.input_dir.storage.download(url, str(temporary))
-        fetched.append(target)
-        return str(target)
 
-    def _map(self, value: Any, fetched: list[Path]) -> Any:
+    def _urls(self, value: Any, found: list[str]) -> None:
+        if isinstance(value, str):
+            if value.startswith(self.input_dir.url + "/"):
+                found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                self._urls(item, found)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                self._urls(item, found)
+
+    def _map(self, value: Any) -> Any:
         if isinstance(value, str):
             prefix = self.input_dir.url + "/"
-            return self._local(value, fetched) if value.startswith(prefix) else value
+            return str(self._target(value)) if value.startswith(prefix) else value
         if isinstance(value, dict):
-            return {key: self._map(item, fetched) for key, item in value.items()}
+            return {key: self._map(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
-            mapped = [self._map(item, fetched) for item in value]
+            mapped = [self._map(item) for item in value]
             return mapped if isinstance(value, list) else type(value)(mapped)
         return value
+
+    def localise(self, item: Any) -> tuple[Any, list[Path]]:
+        """``item`` with its files' URLs replaced by local copies, fetched ``threads`` at once."""
+        urls: list[str] = []
+        self._urls(item, urls)
+        unique = list(dict.fromkeys(urls))
+        if len(unique) > 1 and self.threads > 1:
+            with ThreadPoolExecutor(min(self.threads, len(unique))) as pool:
+                list(pool.map(self._fetch, unique))
+        else:
+            for url in unique:
+                self._fetch(url)
+        return self._map(item), [self._target(url) for url in unique]
 
     def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn``, called with local copies of the input's files (removed when it returns)."""
 
-        def call(item: Any, *args: Any) -> Any:
-            fetched: list[Path] = []
+        def call(item: Any, *args: Any, **kwargs: Any) -> Any:
+            local, fetched = self.localise(item)
             try:
-                result = fn(self._map(item, fetched), *args)
+                result = fn(local, *args, **kwargs)
                 if hasattr(result, "__next__"):  # a generator: keep the files while it runs
                     result = list(result)
                 return result

@@ -102,6 +102,7 @@ class OptimizeJob:
         checkpoints: The output's ``.checkpoints`` location (``use_checkpoint``), else ``None``.
         resume: Each rank's checkpointed state.
         inputs: Downloads the remote files inputs name, before ``fn`` sees them.
+        upload_threads: Chunks each worker uploads at once (remote outputs).
     """
 
     fn: Callable[[Any], Any]
@@ -115,11 +116,16 @@ class OptimizeJob:
     checkpoints: Location | None = None
     resume: Mapping[int, WorkerState] = field(default_factory=dict)
     inputs: InputDownloads | None = None
+    upload_threads: int = 1
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return ``{"samples": ...}``."""
         with _staging(self.write_dir) as folder:
-            uploader = Uploader(self.upload_to) if self.upload_to is not None else None
+            uploader = (
+                Uploader(self.upload_to, threads=self.upload_threads)
+                if self.upload_to is not None
+                else None
+            )
             try:
                 return self._process(rank, inputs, report, folder, uploader)
             except BaseException:
@@ -181,7 +187,7 @@ class OptimizeJob:
         if uploader is not None:
             for name in writer.closing_files:
                 if (folder / name).exists():
-                    uploader.upload(folder / name)
+                    uploader.upload(folder / name, last=True)
         save(seen)
         if uploader is not None:
             uploader.wait()
@@ -232,23 +238,46 @@ class MapJob:
             and after each input the files it wrote there are uploaded (same relative paths),
             then deleted locally.
         inputs: Downloads the remote files inputs name, before ``fn`` sees them.
+        upload_threads: Files each worker uploads at once (remote outputs).
+        arguments: The optional arguments ``fn`` declares: ``is_last``, ``device``.
     """
 
     fn: Callable[[Any, str], Any]
     output_dir: Path | None
     upload_to: Location | None = None
     inputs: InputDownloads | None = None
+    upload_threads: int = 1
+    arguments: frozenset[str] = frozenset()
+
+    @staticmethod
+    def wanted_arguments(fn: Callable[..., Any]) -> frozenset[str]:
+        """Which of LitData's optional ``map`` arguments ``fn`` declares."""
+        try:
+            parameters = inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # a builtin without a signature
+            return frozenset()
+        return frozenset(name for name in ("is_last", "device") if name in parameters)
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return an empty summary."""
         with _staging(self.output_dir) as folder:
-            uploader = Uploader(self.upload_to) if self.upload_to is not None else None
+            uploader = (
+                Uploader(self.upload_to, threads=self.upload_threads)
+                if self.upload_to is not None
+                else None
+            )
             target = folder if uploader is None else folder / "out"
             target.mkdir(parents=True, exist_ok=True)
             fn = self.inputs.wrap(self.fn) if self.inputs is not None else self.fn
+            extra = {"device": _device(rank)} if "device" in self.arguments else {}
+            if "is_last" in self.arguments:
+                inputs = _marking_the_last(inputs)
 
-            def handle(item: Any) -> int:
-                result = fn(item, str(target))
+            def handle(entry: Any) -> int:
+                item = entry
+                if "is_last" in self.arguments:
+                    item, extra["is_last"] = entry
+                result = fn(item, str(target), **extra)
                 if result is not None:
                     raise TypeError(
                         f"map's fn must write its outputs into the directory it is given and "
@@ -272,6 +301,25 @@ class MapJob:
             if uploader is not None:
                 uploader.wait()
         return {}
+
+
+def _device(rank: int) -> str:
+    """The device a map worker's ``fn`` gets: its share of the GPUs, or the CPU."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    return f"cuda:{rank % count}" if count else "cpu"
+
+
+def _marking_the_last(inputs: Iterable[Item]) -> Iterator[Item]:
+    """The inputs as ``(position, (input, is_last))``: one is looked at ahead."""
+    iterator = iter(inputs)
+    current = next(iterator, None)
+    while current is not None:
+        following = next(iterator, None)
+        position, item = current
+        yield position, (item, following is None)
+        current = following
 
 
 def _send_new_files(folder: Path, sending: Path, uploader: Uploader) -> None:

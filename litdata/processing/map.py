@@ -12,9 +12,12 @@ from litdata.core.protocols import Executor
 from litdata.core.storage.location import resolve
 from litdata.processing.job import MapJob
 from litdata.processing.lock import LOCK_FILENAME, OutputLock
+from litdata.processing.readers import with_reader
 from litdata.processing.run import (
     check_fn,
     check_nodes,
+    check_positive,
+    check_studio_options,
     check_workers,
     deal,
     input_downloads,
@@ -25,6 +28,7 @@ from litdata.processing.run import (
     resolve_executor,
     run_job,
 )
+from litdata.processing.split import check_weights
 
 __all__ = ["map"]
 
@@ -46,6 +50,14 @@ def map(  # LitData's public name
     executor_options: Mapping[str, Any] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     input_dir: str | os.PathLike[str] | None = None,
+    weights: Sequence[float] | None = None,
+    reader: Any = None,
+    num_downloaders: int | None = None,
+    num_uploaders: int | None = None,
+    reorder_files: bool = True,
+    machine: Any = None,
+    optimize_dns: bool | None = None,
+    broadcast_paths: bool = False,
 ) -> None:
     """Call ``fn(input, output_dir)`` on every input, in parallel workers.
 
@@ -72,6 +84,17 @@ def map(  # LitData's public name
         storage_options: Options for the storage backends (credentials, endpoint).
         input_dir: A remote folder whose files the inputs name: each is downloaded before
             ``fn`` is called, which gets the local path, and removed after.
+        weights: One positive weight per input, to balance the workers (as ``optimize``).
+        reader: A ``BaseReader``: ``fn`` gets ``reader.read(input)`` (as ``optimize``).
+        num_downloaders: Files of one input downloaded at once (remote ``input_dir``).
+        num_uploaders: Files each worker uploads at once (remote output).
+        reorder_files: Accepted for LitData's signature (see ``optimize``).
+        machine: LitData's Lightning AI Studio machine type: refused.
+        optimize_dns: Accepted for LitData's signature; changes nothing here.
+        broadcast_paths: Accepted for LitData's signature; changes nothing here.
+
+    ``fn`` may also declare ``is_last`` (whether the input is its worker's last) and
+    ``device`` (``"cuda:<rank % GPUs>"``, or ``"cpu"`` without CUDA), as in LitData.
 
     Raises:
         ValueError: Bad arguments, or ``output_dir`` is not empty with ``error_when_not_empty``.
@@ -79,7 +102,16 @@ def map(  # LitData's public name
         OutputLockedError: Another writer is writing there.
     """
     check_fn(fn)
+    check_studio_options(machine, num_nodes)
     items = prepare_inputs(inputs, batch_size, fast_dev_run)
+    if weights is not None and (reader is not None or batch_size):
+        raise ValueError(
+            "weights= weighs each input of a list: it cannot be combined with reader= or "
+            "batch_size=."
+        )
+    balance = check_weights(weights, len(items))
+    wants = MapJob.wanted_arguments(fn)
+    items, fn = with_reader(reader, items, fn, num_workers)
     check_workers(num_workers, len(items))
     runner = resolve_executor(executor, start_method, executor_options)
     nodes = check_nodes(runner, num_nodes)
@@ -102,9 +134,13 @@ def map(  # LitData's public name
                 fn,
                 None if local is None else Path(local),
                 location if local is None else None,
-                input_downloads(input_dir, storage_options),
+                input_downloads(
+                    input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
+                ),
+                upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
+                arguments=wants,
             ),
-            deal(items, workers, keep_data_ordered),
+            deal(items, workers, keep_data_ordered, weights=balance),
             workers,
             total=len(items),
             description=f"map -> {location.url.rsplit('/', 1)[-1]}",

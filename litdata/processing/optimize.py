@@ -17,9 +17,12 @@ from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.core.writer import check_chunk_options
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import prepare_output
+from litdata.processing.readers import with_reader
 from litdata.processing.run import (
     check_fn,
     check_nodes,
+    check_positive,
+    check_studio_options,
     check_workers,
     deal,
     input_downloads,
@@ -29,6 +32,7 @@ from litdata.processing.run import (
     resolve_executor,
     run_job,
 )
+from litdata.processing.split import check_weights
 
 __all__ = ["ALL_DONE", "optimize"]
 
@@ -150,6 +154,14 @@ def optimize(
     storage_options: Mapping[str, Any] | None = None,
     input_dir: str | os.PathLike[str] | None = None,
     key_fn: Callable[[Any], Any] | None = None,
+    weights: Sequence[float] | None = None,
+    reader: Any = None,
+    num_downloaders: int | None = None,
+    num_uploaders: int | None = None,
+    reorder_files: bool = True,
+    machine: Any = None,
+    optimize_dns: bool | None = None,
+    broadcast_paths: bool = False,
 ) -> None:
     """Call ``fn`` on every input, in parallel workers, and write its samples as a dataset.
 
@@ -193,6 +205,19 @@ def optimize(
             after. Without it, inputs reach ``fn`` as they are.
         key_fn: ``sample -> key`` (an int or a str, unique): write the ``keys/`` sidecar, so
             ``ds["some-id"]`` and ``ds.get_by_key(42)`` find a sample. Importable, like ``fn``.
+        weights: One positive weight per input (its cost): inputs are dealt so every worker
+            gets about the same total (see ``litdata.processing.split.weighted``).
+        reader: A ``litdata.processing.readers.BaseReader``: ``fn`` gets ``reader.read(input)``.
+        num_downloaders: Files of one input downloaded at once (with a remote ``input_dir``).
+        num_uploaders: Chunks uploaded at once by each worker (remote outputs).
+        reorder_files: Accepted for LitData's signature. LitData uses it to balance workers by
+            file size; here the shared input queue balances them as they go, and
+            ``keep_data_ordered=True`` keeps the input order you asked for.
+        machine: LitData's Lightning AI Studio machine type: refused (see ``num_nodes``).
+        optimize_dns: Accepted for LitData's signature (a Lightning AI Studio network tweak);
+            it changes nothing here.
+        broadcast_paths: Accepted for LitData's signature (Studio multi-node path sharing); it
+            changes nothing here.
 
     Raises:
         ValueError: Bad or contradictory arguments; the message says which.
@@ -201,7 +226,18 @@ def optimize(
     """
     check_fn(fn)
     _check_source(inputs, queue)
+    check_studio_options(machine, num_nodes)
     items = None if queue is not None else prepare_inputs(inputs, batch_size, fast_dev_run)
+    if weights is not None and (reader is not None or items is None or batch_size):
+        raise ValueError(
+            "weights= weighs each input of a list: it cannot be combined with reader=, "
+            "queue= or batch_size=."
+        )
+    balance = check_weights(weights, len(items or ()))
+    if reader is not None:
+        if items is None:
+            raise ValueError("reader= regroups a list of inputs; it cannot read from a queue.")
+        items, fn = with_reader(reader, items, fn, num_workers)
     if align_chunking and chunk_size is None:
         raise ValueError("align_chunking=True needs chunk_size (it aligns whole chunks of items).")
     if use_checkpoint and inspect.isgeneratorfunction(fn):
@@ -237,7 +273,9 @@ def optimize(
         if use_checkpoint and isinstance(runner, ClusterExecutor):
             workers = output.checkpoints.saved_workers() or workers  # whatever the cluster now
         source: WorkSource = (
-            LiveQueue(queue, ALL_DONE) if items is None else deal(items, workers, ordered, aligned)
+            LiveQueue(queue, ALL_DONE)
+            if items is None
+            else deal(items, workers, ordered, aligned, balance)
         )
         if output.existing is not None:
             _check_append(
@@ -253,7 +291,10 @@ def optimize(
             output.existing.config if output.existing else None,
             output.chunk_starts,
             upload_to=output.upload_to,
-            inputs=input_downloads(input_dir, storage_options),
+            inputs=input_downloads(
+                input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
+            ),
+            upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
             checkpoints = output.checkpoints

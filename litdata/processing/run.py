@@ -9,7 +9,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from litdata.core.storage.location import resolve
 from litdata.core.work import Job, LiveQueue, SharedInputs, Slices, WorkSource
 from litdata.processing.inputs import InputDownloads
 from litdata.processing.progress import ProgressBar
-from litdata.processing.split import contiguous_slices, numbered, shared
+from litdata.processing.split import contiguous_slices, numbered, shared, weighted
 
 __all__ = [
     "FAST_DEV_RUN_INPUTS",
@@ -132,13 +132,49 @@ def plan_workers(
 
 
 def input_downloads(
-    input_dir: str | os.PathLike[str] | None, storage_options: Mapping[str, Any] | None
+    input_dir: str | os.PathLike[str] | None,
+    storage_options: Mapping[str, Any] | None,
+    threads: int | None = None,
 ) -> InputDownloads | None:
-    """What downloads the files inputs name under a remote ``input_dir`` (``None``: nothing)."""
+    """What downloads the files inputs name under a remote ``input_dir`` (``None``: nothing).
+
+    Args:
+        input_dir: The remote folder, or ``None``.
+        storage_options: Its storage options.
+        threads: Files of one input fetched at once (LitData's ``num_downloaders``).
+    """
     if input_dir is None:
         return None
     location = resolve(input_dir, storage_options=storage_options)
-    return None if location.local_path is not None else InputDownloads(location)
+    if location.local_path is not None:
+        return None
+    return InputDownloads(location, threads=threads or 2)
+
+
+def check_studio_options(machine: Any, num_nodes: int | None) -> None:
+    """Refuse ``machine=``: it picks a Lightning AI Studio machine, which runs elsewhere.
+
+    Raises:
+        ValueError: ``machine`` is given.
+    """
+    if machine is not None:
+        nodes = f" and num_nodes={num_nodes}" if num_nodes else ""
+        raise ValueError(
+            f"machine={machine!r}{nodes} starts a job on Lightning AI Studio machines, which "
+            f"litdata does not do. Run on your own cluster with num_nodes=N and "
+            f"executor='dask' or 'ray' (see docs/clusters.md), or drop machine=."
+        )
+
+
+def check_positive(value: int | None, name: str) -> int | None:
+    """``value`` if it is ``None`` or a positive int.
+
+    Raises:
+        ValueError: It is something else.
+    """
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return value
 
 
 def check_fn(fn: Callable[..., Any], name: str = "fn") -> None:
@@ -206,10 +242,19 @@ def make_output_dir(output_dir: str | os.PathLike[str]) -> Path:
 
 
 def deal(
-    items: list[Any], workers: int, ordered: bool, align_chunk_size: int | None = None
+    items: list[Any],
+    workers: int,
+    ordered: bool,
+    align_chunk_size: int | None = None,
+    weights: Sequence[float] | None = None,
 ) -> SharedInputs | Slices:
-    """Number the inputs and deal them: a contiguous slice each if ``ordered``, else one queue."""
+    """Number the inputs and deal them: a contiguous slice each if ``ordered``, else one queue.
+
+    With ``weights``, by weight instead (see :func:`~litdata.processing.split.weighted`).
+    """
     pairs = numbered(items)
+    if weights is not None:
+        return weighted(pairs, weights, workers, ordered)
     return contiguous_slices(pairs, workers, align_chunk_size) if ordered else shared(pairs)
 
 

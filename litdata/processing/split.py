@@ -9,7 +9,7 @@ from typing import Any
 from litdata.core.errors import LitdataWarning
 from litdata.core.work import Item, SharedInputs, Slices
 
-__all__ = ["contiguous_slices", "numbered", "shared"]
+__all__ = ["check_weights", "contiguous_slices", "numbered", "shared", "weighted"]
 
 
 def numbered(inputs: Sequence[Any], start: int = 0) -> list[Item]:
@@ -51,3 +51,41 @@ def contiguous_slices(
 def shared(items: Sequence[Item]) -> SharedInputs:
     """One queue that every worker takes its next input from."""
     return SharedInputs(items)
+
+
+def check_weights(weights: Sequence[float] | None, count: int) -> list[float] | None:
+    """``weights`` as floats, checked: one positive number per input.
+
+    Raises:
+        ValueError: A wrong count or a weight that is not a positive number.
+    """
+    if weights is None:
+        return None
+    values = list(weights)
+    if len(values) != count:
+        raise ValueError(f"weights has {len(values)} entries for {count} inputs; give one each.")
+    bad = [w for w in values if isinstance(w, bool) or not isinstance(w, int | float) or w <= 0]
+    if bad:
+        raise ValueError(f"weights must be positive numbers; got {bad[:5]}.")
+    return [float(w) for w in values]
+
+
+def weighted(
+    items: Sequence[Item], weights: Sequence[float], num_workers: int, ordered: bool
+) -> Slices | SharedInputs:
+    """Deal inputs by their weights (LitData's ``weights=``, say each input's cost).
+
+    Ordered: each input, heaviest first, goes to the worker with the least weight so far,
+    which then processes its inputs in input order. Shared queue: the heaviest inputs are
+    queued first, so no worker is left with a long one at the end.
+    """
+    heaviest_first = sorted(range(len(items)), key=lambda i: -weights[i])
+    if not ordered:
+        return SharedInputs([items[i] for i in heaviest_first])
+    loads = [0.0] * num_workers
+    bins: list[list[int]] = [[] for _ in range(num_workers)]
+    for i in heaviest_first:
+        lightest = loads.index(min(loads))
+        bins[lightest].append(i)
+        loads[lightest] += weights[i]
+    return Slices([[items[i] for i in sorted(part)] for part in bins])
