@@ -189,3 +189,19 @@ def test_sample_sequences_litdata_reads_back_are_written(tmp_path, samples, expe
     assert [reader[i] for i in range(len(reader))] == samples
     index = json.loads((tmp_path / "index.json").read_text())
     assert index["config"]["data_format"] == expected_format  # what LitData 0.2.76 writes
+
+
+def test_an_optimize_that_writes_no_sample_makes_an_empty_dataset(tmp_path):
+    fns = pytest.importorskip("fns")
+    output = tmp_path / "empty"
+    litdata.optimize(fns.record_or_none, [0, 3, 6], str(output), chunk_size=2, num_workers=2)
+    dataset = litdata.StreamingDataset(str(output))
+    assert len(dataset) == 0
+    assert list(litdata.StreamingDataLoader(dataset, batch_size=2, num_workers=2)) == []
+    litdata.optimize(fns.record_or_none, [1, 2], str(output), chunk_size=2, mode="append")
+    assert sorted(sample["id"] for sample in litdata.StreamingDataset(str(output))) == [1, 2]
+
+
+def test_litdatas_index_of_an_empty_run_reads_as_empty(tmp_path):
+    (tmp_path / "index.json").write_text('{"chunks": [], "config": null, "updated_at": "1"}')
+    assert list(litdata.StreamingDataset(str(tmp_path))) == []

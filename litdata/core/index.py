@@ -215,7 +215,9 @@ def _parse_chunk(raw: Any, position: int, source: str) -> ChunkEntry:
     )
 
 
-def _parse_config(raw: Any, source: str) -> DatasetConfig:
+def _parse_config(raw: Any, source: str, empty: bool = False) -> DatasetConfig:
+    if raw is None and empty:  # LitData's index of an optimize that wrote no sample
+        return DatasetConfig(item_loader=None)
     _require(isinstance(raw, dict), source, "'config' is missing or not an object")
     data_format = raw.get("data_format")
     _require(
@@ -279,7 +281,7 @@ def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
     updated_at = data.get("updated_at")
     known = {"chunks", "config", "updated_at", "format_version", "plugins", "keys"}
     return DatasetIndex(
-        config=_parse_config(data.get("config"), source),
+        config=_parse_config(data.get("config"), source, empty=not chunks),
         chunks=tuple(_parse_chunk(raw, i, source) for i, raw in enumerate(chunks)),
         updated_at=None if updated_at is None else str(updated_at),
         format_version=version,

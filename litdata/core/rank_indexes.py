@@ -88,7 +88,9 @@ def publish_index(
 
 
 def merge_rank_indexes(
-    location: Location | str | os.PathLike[str], existing: DatasetIndex | None = None
+    location: Location | str | os.PathLike[str],
+    existing: DatasetIndex | None = None,
+    empty: DatasetConfig | None = None,
 ) -> DatasetIndex:
     """Merge the per-writer indexes at ``location`` into ``index.json``, then delete them.
 
@@ -98,18 +100,27 @@ def merge_rank_indexes(
     Args:
         location: The dataset's location.
         existing: The dataset being appended to: its chunks come first.
+        empty: The config of an empty dataset to publish when no writer wrote a sample (an
+            ``optimize`` whose ``fn`` returned nothing); without it, that is an error.
 
     Raises:
-        DatasetNotFoundError: There is nothing to merge.
+        DatasetNotFoundError: There is nothing to merge (and no ``empty`` config).
         DatasetFormatError: The writers' configs differ, or their keys cannot be merged.
     """
     location = resolve(location)
     parts = read_rank_indexes(location)
+    if not parts and existing is None and empty is not None:
+        return publish_index(location, empty, [], [])
     if not parts and existing is None:
         raise DatasetNotFoundError(
             f"No per-writer index files (<rank>.index.json) at {location.url}: nothing to merge."
         )
-    ordered = ([] if existing is None else [existing]) + [part for _, part in parts]
+    # An empty existing dataset (no sample yet) has no sample structure to agree with.
+    ordered = ([existing] if existing is not None and existing.chunks else []) + [
+        part for _, part in parts
+    ]
+    if not ordered and existing is not None:  # nothing added to an empty dataset
+        ordered = [existing]
     for name, part in parts:
         different = part.config.differences(ordered[0].config)
         if different:
@@ -119,7 +130,10 @@ def merge_rank_indexes(
                 f"  {ordered[0].config.core()}\nAll writers of one dataset must use the same "
                 f"chunk size, compression and sample structure."
             )
-    chunks = [chunk for part in ordered for chunk in part.chunks]
+    # A chunk already listed (a resumed append whose last run had published) is not doubled.
+    chunks = list(ordered[0].chunks)
+    listed = {chunk.filename for chunk in chunks}
+    chunks += [c for part in ordered[1:] for c in part.chunks if c.filename not in listed]
     keys = _merge_keys(location, existing, parts, chunks)
     merged = publish_index(
         location, ordered[0].config, chunks, (part.plugins for part in ordered), keys=keys

@@ -150,7 +150,7 @@ class OptimizeJob:
             serializers=self.serializers,
             item_loader=self.item_loader,
             rank=rank,
-            chunk_index=len(state.chunks) if state else self.chunk_starts.get(rank, 0),
+            chunk_index=self.chunk_starts.get(rank, 0) + (len(state.chunks) if state else 0),
             expected=state.config if state else self.expected,
             previous_chunks=state.chunks if state else (),
             on_chunk=(lambda path, _: uploader.upload(path)) if uploader else None,

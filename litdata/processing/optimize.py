@@ -245,11 +245,6 @@ def optimize(
             "use_checkpoint=True cannot resume a generator fn (an input may yield "
             "samples into several chunks); return one sample per input instead."
         )
-    if use_checkpoint and mode == "append":
-        raise ValueError(
-            "mode='append' (add to a finished dataset) and use_checkpoint=True "
-            "(resume an unfinished run) cannot be combined."
-        )
     _check_keys(key_fn, use_checkpoint, item_loader)
     ordered = _ordered(keep_data_ordered, use_checkpoint, align_chunking, queue)
     count = None if items is None else len(items)
@@ -288,7 +283,7 @@ def optimize(
             writer_options,
             item_loader,
             serializers,
-            output.existing.config if output.existing else None,
+            output.existing.config if output.existing and output.existing.chunks else None,
             output.chunk_starts,
             upload_to=output.upload_to,
             inputs=input_downloads(
@@ -309,7 +304,14 @@ def optimize(
             description=f"optimize -> {output.location.url.rsplit('/', 1)[-1]}",
             verbose=verbose,
         )
-        index = output.publish()
+        index = output.publish(
+            empty=DatasetConfig(
+                chunk_bytes=target_bytes,
+                chunk_size=chunk_size,
+                compression=compression,
+                item_loader=(item_loader or PyTreeLoader()).name,
+            )
+        )
     except BaseException:
         output.discard()
         raise

@@ -9,7 +9,8 @@
   index is removed first, then the old chunks. Only files recognised as dataset files are
   removed; anything else stays.
 - ``mode="append"``: new chunks continue each writer rank's numbering after the existing
-  chunks, and ``index.json`` lists the old chunks first.
+  chunks, and ``index.json`` lists the old chunks first. With ``use_checkpoint``, an
+  interrupted append resumes like any other run.
 
 Remote outputs are written by each worker into a local folder of its own, and every chunk is
 uploaded as soon as it is written (in the background); ``index.json`` is published last.
@@ -27,7 +28,7 @@ from typing import Any
 
 from litdata.core.chunks.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
-from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.index import INDEX_FILENAME, DatasetConfig, DatasetIndex, index_from_bytes
 from litdata.core.keys import KEYS_DIR, remove_keys, writer_keys_names
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
 from litdata.core.storage.location import Location, resolve
@@ -125,10 +126,13 @@ class Output:
         """The output's checkpoints (``use_checkpoint``)."""
         return Checkpoints(self.location)
 
-    def publish(self) -> DatasetIndex:
+    def publish(self, empty: DatasetConfig | None = None) -> DatasetIndex:
         """Merge the workers' indexes into ``index.json`` (swapping a staged dataset in).
 
         The dataset is then complete: its checkpoints and the lock are removed.
+
+        Args:
+            empty: The config to publish an empty dataset with when no worker wrote a sample.
         """
         if self.staged and self.write_dir is not None:
             local = Path(self.location.local_path or "")
@@ -137,7 +141,7 @@ class Output:
             for path in self.write_dir.iterdir():
                 os.replace(path, local / path.name)
             shutil.rmtree(self.write_dir, ignore_errors=True)
-        index = merge_rank_indexes(self.location, existing=self.existing)
+        index = merge_rank_indexes(self.location, existing=self.existing, empty=empty)
         self.checkpoints.remove()
         self.lock.release()
         return index
@@ -240,8 +244,12 @@ def _prepare(location: Location, lock: OutputLock, mode: str | None, resume: boo
         shards = rank_index_names(names) + writer_keys_names(names)
         _remove(location, shards)
         before = frozenset(names).difference(shards)
-        starts = _chunk_starts(before, existing)
-        return Output(location, write_dir, lock, existing, starts, _before=before)
+        # A resumable append numbers its chunks from the dataset's alone, so that a resumed
+        # run continues the numbering its checkpoints recorded (over its own leftovers).
+        starts = _chunk_starts(() if resume else before, existing)
+        return Output(
+            location, write_dir, lock, existing, starts, keep_on_failure=resume, _before=before
+        )
     if mode == "overwrite" and not resume and write_dir is not None:
         staging = write_dir / STAGING
         shutil.rmtree(staging, ignore_errors=True)

@@ -307,6 +307,8 @@ class StreamingDataset(IterableDataset[Any]):
 
     def runs(self, segments: Sequence[Segment], size: int = RUN) -> Iterator[list[Any]]:
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
+        if not segments:  # nothing to read (an empty dataset needs no decoder)
+            return
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
         transforms = self._all_transforms

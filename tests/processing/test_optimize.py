@@ -235,7 +235,6 @@ def test_spawn_needs_an_importable_fn(tmp_path):
         ({"chunk_bytes": "1MB", "align_chunking": True}, "align_chunking=True needs chunk_size"),
         ({"chunk_size": 2, "align_chunking": True, "keep_data_ordered": False}, "needs ordered"),
         ({"chunk_size": 2, "use_checkpoint": True, "keep_data_ordered": False}, "needs ordered"),
-        ({"chunk_size": 2, "use_checkpoint": True, "mode": "append"}, "cannot be combined"),
         ({"chunk_size": 2, "num_workers": -1}, "non-negative integer"),
         ({"chunk_size": 2, "fast_dev_run": -2}, "fast_dev_run"),
         ({"chunk_size": 2, "batch_size": 0}, "batch_size"),

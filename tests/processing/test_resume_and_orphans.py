@@ -19,15 +19,16 @@ SCRIPT = """
 import sys
 import fns
 import litdata as ld
-ld.optimize(fns.slow_record, range(int(sys.argv[2])), sys.argv[1], chunk_size=10, num_workers=2,
-            use_checkpoint=sys.argv[3] == "1", keep_data_ordered=True, verbose=False)
+ld.optimize(fns.slow_record, range(int(sys.argv[4]), int(sys.argv[2])), sys.argv[1], chunk_size=10,
+            num_workers=2, use_checkpoint=sys.argv[3] == "1", keep_data_ordered=True,
+            verbose=False, mode=sys.argv[5] or None)
 """
 
 
-def _start(output, count, checkpoint):
+def _start(output, count, checkpoint, first=0, mode=""):
     env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     return subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, str(output), str(count), checkpoint],
+        [sys.executable, "-c", SCRIPT, str(output), str(count), checkpoint, str(first), mode],
         env=env,
         start_new_session=True,
     )
@@ -75,6 +76,33 @@ def test_a_killed_run_resumes_exactly(tmp_path, kill_after):
     )
     reader = ld.DatasetReader(output)
     assert [reader[i]["id"] for i in range(len(reader))] == list(range(200))
+    assert not (output / ".checkpoints").exists()
+
+
+def test_a_killed_resumable_append_resumes_exactly(tmp_path):
+    output = tmp_path / "out"
+    fns = __import__("fns")
+    ld.optimize(fns.slow_record, range(50), output, chunk_size=10, num_workers=2, verbose=False)
+    process = _start(output, 250, "1", first=50, mode="append")
+    _wait_for(_checkpointed(output, 60))
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert len(ld.DatasetReader(output)) == 50  # the interrupted append changed nothing yet
+    ld.optimize(
+        fns.slow_record,
+        range(50, 250),
+        output,
+        chunk_size=10,
+        num_workers=2,
+        use_checkpoint=True,
+        mode="append",
+        keep_data_ordered=True,
+        verbose=False,
+    )
+    reader = ld.DatasetReader(output)
+    ids = [reader[i]["id"] for i in range(len(reader))]
+    assert sorted(ids[:50]) == list(range(50))
+    assert ids[50:] == list(range(50, 250))
     assert not (output / ".checkpoints").exists()
 
 

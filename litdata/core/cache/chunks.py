@@ -274,9 +274,12 @@ class ChunkCache:
             return
         cached = []
         for item in os.scandir(self.directory):
-            if item.name.startswith(".") or not item.is_file():
+            try:
+                if item.name.startswith(".") or not item.is_file():
+                    continue
+                stat = item.stat()
+            except FileNotFoundError:  # another process evicted it meanwhile
                 continue
-            stat = item.stat()
             cached.append((stat.st_mtime, stat.st_size, item.name))
         total = sum(size for _, size, _ in cached)
         for _, size, name in sorted(cached):
