@@ -105,9 +105,18 @@ class CombinedStreamingDataset(ComposedDataset):
         self._batch_sizes = [check_batch_size(size) for size in sizes]
 
     # -- sizes -----------------------------------------------------------------------------
+    def _child_shares(self, num_workers: int) -> list[list[int]]:
+        """Each child's items per worker, in whole batches (as LitData splits them)."""
+        return [
+            child.shares(num_workers, size)
+            for child, size in zip(self.datasets, self._batch_sizes, strict=True)
+        ]
+
+    def _child_batch_size(self, position: int) -> int:
+        return self._batch_sizes[position]
+
     def _worker_totals(self, num_workers: int) -> list[int]:
-        shares = [child.shares(num_workers, 1) for child in self.datasets]
-        return [sum(column) for column in zip(*shares, strict=True)]
+        return [sum(column) for column in zip(*self._child_shares(num_workers), strict=True)]
 
     def num_batches(self, num_workers: int, batch_size: int) -> int:
         """This rank's batches per epoch (``iterate_over_all`` only: otherwise it varies)."""
@@ -116,8 +125,10 @@ class CombinedStreamingDataset(ComposedDataset):
         if self.batching_method == "per_stream":
             return sum(
                 -(-share // size)
-                for child, size in zip(self.datasets, self._batch_sizes, strict=True)
-                for share in child.shares(num_workers, 1)
+                for shares, size in zip(
+                    self._child_shares(num_workers), self._batch_sizes, strict=True
+                )
+                for share in shares
             )
         return sum(-(-total // batch_size) for total in self._worker_totals(num_workers))
 
@@ -133,8 +144,12 @@ class CombinedStreamingDataset(ComposedDataset):
     def _runs(
         self, logical: int, topology: Topology, start: int
     ) -> Iterator[tuple[int, list[Any]]]:
-        child_topology = Topology(topology.world_size, topology.num_workers, 1)
-        segments = [child.worker_segments(logical, child_topology) for child in self.datasets]
+        segments = [
+            child.worker_segments(
+                logical, Topology(topology.world_size, topology.num_workers, size)
+            )
+            for child, size in zip(self.datasets, self._batch_sizes, strict=True)
+        ]
         left = [sum(segment.count for segment in part) for part in segments]
         streams = [
             itertools.chain.from_iterable(child.runs(part))

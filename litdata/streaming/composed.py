@@ -131,7 +131,8 @@ class ComposedDataset(IterableDataset[Any]):
         )
         if topology.num_workers == 1 and not in_worker():
             self.reset_state_dict()
-            self.current_epoch += 1
+            if self.next_epoch_alone:
+                self.current_epoch += 1
 
     # -- resume ----------------------------------------------------------------------------
     @property
@@ -173,7 +174,9 @@ class ComposedDataset(IterableDataset[Any]):
         _, world = rank_and_world()
         workers, following = progress.num_workers, progress.next_worker
         children = {
-            str(position): child.state_dict(sum(counts), workers, 1, list(counts), following)
+            str(position): child.state_dict(
+                sum(counts), workers, self._child_batch_size(position), list(counts), following
+            )
             for position, (child, counts) in enumerate(zip(self.datasets, per_child, strict=True))
         }
         topology = [world, max(1, workers), progress.batch_size]
@@ -187,6 +190,15 @@ class ComposedDataset(IterableDataset[Any]):
                 **own,
             },
         }
+
+    #: Whether iterating without a loader moves to the next epoch (else it starts over).
+    next_epoch_alone: ClassVar[bool] = True
+    #: Whether a loader that stopped early (``break``) continues the epoch next time.
+    continues_after_break: bool = False
+
+    def _child_batch_size(self, position: int) -> int:
+        """The batch size child ``position`` splits its items among workers by."""
+        return 1
 
     def _loads_children(self) -> bool:
         """Whether the children resume from their own states (else the composition places them)."""

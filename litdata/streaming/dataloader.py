@@ -158,6 +158,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self.current_epoch = 0
         self._restoring = False
         self._epoch_finished = False
+        self._broken_off = False
         self._base_samples = 0
         self._counts: list[list[int]] = []
         self._batches: list[int] = []
@@ -198,6 +199,9 @@ class StreamingDataLoader(DataLoader[Any]):
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]  # yields unwrapped batches
         dataset = self._streamable
+        if self._broken_off and getattr(dataset, "continues_after_break", False):
+            self.load_state_dict(self.state_dict())  # pick the epoch up where it stopped
+        self._broken_off = True  # until the epoch's last batch
         if not (self._restoring and dataset.resuming):
             self.current_epoch += 1
             dataset.reset_state_dict()
@@ -226,6 +230,7 @@ class StreamingDataLoader(DataLoader[Any]):
         finally:
             dataset.set_collate(None)
         self._epoch_finished = True
+        self._broken_off = False
         dataset.reset_state_dict()
 
     def state_dict(self) -> dict[str, Any]:

@@ -350,6 +350,9 @@ class StreamingDataset(IterableDataset[Any]):
         return 0
 
     def __iter__(self) -> Iterator[Any]:
+        return _SizedIterator(self._iterate(), self)
+
+    def _iterate(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self.rotation)
         samples = self.runs(self.worker_segments(logical, topology), self._batch_size)
         runs = ((0, run) for run in samples)
@@ -461,3 +464,17 @@ class StreamingDataset(IterableDataset[Any]):
             per_worker,
             progress.next_worker,
         )
+
+
+class _SizedIterator(Iterator[Any]):
+    """An epoch's iterator that also has the epoch's ``len()``, as LitData's does."""
+
+    def __init__(self, items: Iterator[Any], dataset: StreamingDataset) -> None:
+        self._items = items
+        self._dataset = dataset
+
+    def __next__(self) -> Any:
+        return next(self._items)
+
+    def __len__(self) -> int:
+        return len(self._dataset)

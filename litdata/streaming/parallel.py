@@ -89,6 +89,7 @@ class ParallelStreamingDataset(ComposedDataset):
     """
 
     state_key: ClassVar[str] = "__parallel__"
+    next_epoch_alone: ClassVar[bool] = False  # LitData: iterating it again starts over
 
     def __init__(  # noqa: PLR0917  # LitData's signature
         self,
@@ -107,6 +108,11 @@ class ParallelStreamingDataset(ComposedDataset):
         self.resume = resume
         self.reset_rngs = reset_rngs
         self._batch_size = 1
+
+    @property
+    def continues_after_break(self) -> bool:  # type: ignore[override]  # computed here
+        """With ``resume`` while cycling, a loader that broke off continues the epoch."""
+        return self.resume and self.is_cycling()
 
     def is_cycling(self) -> bool:
         """Whether the datasets are cycled to a ``length``."""
