@@ -205,3 +205,26 @@ def test_an_optimize_that_writes_no_sample_makes_an_empty_dataset(tmp_path):
 def test_litdatas_index_of_an_empty_run_reads_as_empty(tmp_path):
     (tmp_path / "index.json").write_text('{"chunks": [], "config": null, "updated_at": "1"}')
     assert list(litdata.StreamingDataset(str(tmp_path))) == []
+
+
+def test_chunks_litdata_decompressed_in_place_are_read(tmp_path):
+    from litdata.core.chunks.codecs import create_compressor
+    from litdata.core.chunks.stored import plain_chunk
+    from litdata.core.errors import ChunkCorruptError
+    from litdata.core.index import index_from_bytes
+
+    samples = [{"id": i, "text": f"row {i}" * 5} for i in range(30)]
+    litdata.write_dataset(samples, tmp_path, chunk_size=10, compression="zstd")
+    index = index_from_bytes((tmp_path / "index.json").read_bytes(), "index.json")
+    codec = create_compressor("zstd")
+    for chunk in index.chunks:  # what LitData's reader leaves behind
+        stored = tmp_path / chunk.filename
+        plain = plain_chunk(stored.read_bytes(), chunk, compressor=codec, level=None, where="x")
+        (tmp_path / chunk.filename.replace(".zstd", "")).write_bytes(bytes(plain))
+        stored.unlink()
+    reader = litdata.DatasetReader(tmp_path)
+    assert [reader[i] for i in range(len(reader))] == samples
+    with open(tmp_path / "chunk-0-2.bin", "ab") as handle:
+        handle.write(b"extra")
+    with pytest.raises(ChunkCorruptError, match="decompresses it in place"):
+        litdata.DatasetReader(tmp_path)[25]

@@ -64,3 +64,34 @@ def test_litdata_reads_our_dataset(name, tmp_path):
     assert dump["len"] == len(want)
     assert canonical.first_difference(dump["getitem"], want, f"{name}.getitem") is None
     assert canonical.first_difference(dump["iter"], want, f"{name}.iter") is None
+
+
+INFLATING_READ = """
+import sys
+import litdata as ld
+dataset = ld.StreamingDataset(sys.argv[1])
+print(sum(1 for _ in dataset))
+"""
+
+
+def test_we_still_read_a_dataset_litdata_decompressed_in_place(tmp_path):
+    samples = [{"id": i, "text": f"row {i}" * 5} for i in range(40)]
+    ld.write_dataset(samples, tmp_path / "ours", chunk_size=10, compression="zstd")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    result = subprocess.run(
+        [PEER, "-c", INFLATING_READ, str(tmp_path / "ours")],
+        env=env,
+        cwd=tmp_path,  # not the repository: its litdata would shadow LitData
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert result.stdout.split()[-1] == "40"
+    names = sorted(os.listdir(tmp_path / "ours"))
+    assert "chunk-0-0.bin" in names  # LitData swapped the compressed files for plain ones
+    assert "chunk-0-0.zstd.bin" not in names
+    reader = ld.DatasetReader(tmp_path / "ours")
+    assert [reader[i] for i in range(len(reader))] == samples
+    stream = ld.StreamingDataset(str(tmp_path / "ours"), shuffle=True)
+    assert sorted(sample["id"] for sample in stream) == list(range(40))

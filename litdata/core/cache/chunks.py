@@ -31,6 +31,7 @@ from litdata.core.storage.publish import publishing
 __all__ = ["ChunkCache"]
 
 logger = logging.getLogger(__name__)
+_INFLATED_WARNED: set[str] = set()
 
 #: How long a process waits for another one to fetch a chunk before fetching it itself.
 WAIT_SECONDS = 120.0
@@ -120,6 +121,9 @@ class ChunkCache:
                 self._check_in_place(path, entry)
                 self._checked.add(chunk_index)
             return path
+        inflated = self._inflated_in_place(entry)
+        if inflated is not None:
+            return inflated
         held = self._holds.get(chunk_index)
         target = self.directory / self._plain_name(entry)
         if held is not None:
@@ -150,9 +154,40 @@ class ChunkCache:
         self._holds[chunk_index] = lock
         return str(target)
 
+    def _inflated_in_place(self, entry: ChunkEntry) -> str | None:
+        """The decompressed file LitData left in place of a local compressed chunk, if any.
+
+        LitData decompresses the chunks of a local compressed dataset into the dataset's own
+        folder when it reads them, removing the compressed files. Such a file is read as it is;
+        its checksum (of the compressed bytes) cannot be checked, so its size is.
+
+        Raises:
+            ChunkCorruptError: The file's size is not the chunk's.
+        """
+        if self._local is None or not self._compression:
+            return None
+        stored = os.path.join(self._local, entry.filename)
+        plain = os.path.join(self._local, self._plain_name(entry))
+        if plain == stored or os.path.exists(stored) or not os.path.exists(plain):
+            return None
+        size = os.path.getsize(plain)
+        if size != entry.chunk_bytes:
+            raise ChunkCorruptError(
+                f"{plain} (chunk {entry.filename} as LitData decompresses it in place) has "
+                f"{size:,} bytes, but index.json records {entry.chunk_bytes:,}. Re-create the "
+                f"dataset."
+            )
+        if plain not in _INFLATED_WARNED:
+            _INFLATED_WARNED.add(plain)
+            logger.warning(
+                "%s was decompressed in place (by LitData); reading it without its checksum",
+                plain,
+            )
+        return plain
+
     def cached(self, chunk_index: int) -> bool:
         """Whether chunk ``chunk_index`` is a local file already (in place, or in the cache)."""
-        if self.in_place:
+        if self.in_place or self._inflated_in_place(self.index.chunks[chunk_index]):
             return True
         return (self.directory / self._plain_name(self.index.chunks[chunk_index])).exists()
 
