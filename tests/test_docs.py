@@ -61,3 +61,19 @@ def test_docs_examples_run(page, tmp_path, environment):
         subprocess.run(
             [sys.executable, script.name], cwd=tmp_path, env=environment, check=True, timeout=180
         )
+
+
+def test_readme_examples_pass_mypy_strict(tmp_path):
+    """The README's examples type-check as a user's strict project would check them."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    for number, block in enumerate(blocks):
+        (tmp_path / f"example_{number}.py").write_text(block)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
