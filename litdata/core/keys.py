@@ -334,7 +334,8 @@ class _SortedKeys:
 
     def __init__(self, column: Any) -> None:
         array = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-        self.strings = not str(array.type).startswith("int")
+        types = require("pyarrow.types", extra="parquet", purpose="the keys sidecar")
+        self.strings = not types.is_integer(array.type)
         if not self.strings:
             self._ints = array.to_numpy()
             return
