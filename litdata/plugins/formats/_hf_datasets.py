@@ -12,6 +12,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from litdata.core.cache.directory import cache_home
@@ -19,7 +20,13 @@ from litdata.core.errors import DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_bytes
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import publish_bytes
-from litdata.plugins.formats._parquet_footers import SUFFIX, arrow, build_index
+from litdata.plugins.formats._parquet_footers import (
+    SUFFIX,
+    Footer,
+    arrow,
+    build_index,
+    read_footer,
+)
 
 __all__ = ["HubRows", "hub_parquet_files", "index_hf_dataset", "optimize_hf"]
 
@@ -149,6 +156,31 @@ class HubRows:
                         yield row if self.fn is None else self.fn(row)
 
 
+def _refuse_nulls(
+    files: list[str], columns: Sequence[str] | None, storage_options: Mapping[str, Any] | None
+) -> None:
+    """Refuse scalar columns with nulls: a sample's leaves must keep one kind of value.
+
+    Raises:
+        ValueError: A scalar column has nulls (the message names it and a file).
+    """
+
+    def footer(url: str) -> Footer:
+        folder, _, filename = url.rpartition("/")
+        return read_footer(resolve(folder, storage_options=storage_options), filename)
+
+    with ThreadPoolExecutor(4) as pool:
+        footers = list(pool.map(footer, files))
+    for found in footers:
+        nulls = sorted(found.nulls if columns is None else found.nulls & set(columns))
+        if nulls:
+            raise ValueError(
+                f"Column {nulls[0]!r} of {found.name} has nulls, and a value of each sample must "
+                f"keep one type. Pass fn= to fill them (e.g. row[{nulls[0]!r}] or 0), or leave "
+                f"the column out with columns=."
+            )
+
+
 def optimize_hf(  # noqa: PLR0917  # LitData's positional arguments
     name: str,
     output_dir: str,
@@ -169,7 +201,8 @@ def optimize_hf(  # noqa: PLR0917  # LitData's positional arguments
 
     Each row becomes a sample (``fn(row)`` when ``fn`` is given). Lists (of values, or of
     records such as chat messages) are stored as one JSON leaf, so their length may vary from
-    row to row; struct columns stay dicts.
+    row to row; struct columns stay dicts. Scalar columns with nulls are refused unless ``fn``
+    fills them (their files' statistics tell), since each value of a sample keeps one type.
 
     Args:
         name: The Hub id (``org/name``) or an ``hf://`` URL of a folder of Parquet files.
@@ -191,6 +224,10 @@ def optimize_hf(  # noqa: PLR0917  # LitData's positional arguments
     Returns:
         ``output_dir``. When it already holds a dataset and ``overwrite`` is false, nothing is
         converted.
+
+    Raises:
+        DatasetNotFoundError: No Parquet file matches ``split`` and ``config``.
+        ValueError: A scalar column has nulls and no ``fn`` fills them.
     """
     del cache_dir
     from litdata.processing.optimize import optimize
@@ -199,6 +236,8 @@ def optimize_hf(  # noqa: PLR0917  # LitData's positional arguments
     if not overwrite and output.storage.exists(output.join(INDEX_FILENAME)):
         return output_dir
     files = hub_parquet_files(name, revision, split, config, storage_options)
+    if fn is None:
+        _refuse_nulls(files, columns, storage_options)
     if overwrite:
         optimize_kwargs.setdefault("mode", "overwrite")
     if chunk_size is None and chunk_bytes is None:

@@ -56,6 +56,7 @@ class Footer:
         rows: Its number of rows.
         columns: Its columns' names, in order.
         types: Their Arrow types, as strings (``"int64"``, ``"list<element: string>"``).
+        nulls: The top-level scalar columns whose statistics count nulls.
     """
 
     name: str
@@ -63,6 +64,7 @@ class Footer:
     rows: int
     columns: tuple[str, ...]
     types: tuple[str, ...]
+    nulls: frozenset[str] = frozenset()
 
 
 def _not_parquet(where: str, problem: str) -> DatasetFormatError:
@@ -145,7 +147,21 @@ def read_footer(location: Location, name: str) -> Footer:
         rows=int(metadata.num_rows),
         columns=tuple(schema.names),
         types=tuple(str(field.type) for field in schema),
+        nulls=_null_columns(metadata, set(schema.names)),
     )
+
+
+def _null_columns(metadata: Any, names: set[str]) -> frozenset[str]:
+    """The top-level columns whose row groups' statistics count nulls."""
+    found = set()
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for position in range(row_group.num_columns):
+            column = row_group.column(position)
+            statistics = column.statistics
+            if column.path_in_schema in names and statistics is not None and statistics.null_count:
+                found.add(column.path_in_schema)
+    return frozenset(found)
 
 
 def _check_same_schema(footers: list[Footer], location: Location) -> None:
