@@ -10,7 +10,7 @@ repo ``<org>/<name>`` at one revision (``main``), answered on the URLs the Hub's
 - ``POST /api/datasets/<repo>/paths-info/<rev>``: the entries of the given ``paths``;
 - ``GET``/``HEAD /datasets/<repo>/resolve/<rev>/<path>``: a file, whole or a ``Range`` of it.
 
-Every request is logged on stdout (``METHOD path range``), which tests count.
+Every request is logged on stdout (``METHOD path authorization range``), which tests count.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ class Hub(BaseHTTPRequestHandler):
         del format, args
 
     def _log(self) -> None:
-        print(self.command, self.path, self.headers.get("Range", "-"), flush=True)
+        auth = self.headers.get("Authorization", "-").replace(" ", ":")
+        print(self.command, self.path, auth, self.headers.get("Range", "-"), flush=True)
 
     def _json(self, data: Any, status: int = 200) -> None:
         body = json.dumps(data).encode()

@@ -87,6 +87,17 @@ def test_index_hf_dataset_is_kept_and_reused(repo, hub, tmp_path):
     assert sorted((s for s in dataset), key=lambda sample: sample["id"]) == train
 
 
+def test_hf_token_is_sent(repo, hub, monkeypatch):
+    name, _, train = repo
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    before = len(_requests(hub))
+    dataset = ld.StreamingDataset(f"hf://datasets/{name}/data/train-00001.parquet")
+    assert list(dataset) == train[40:65]
+    made = _requests(hub)[before:]
+    assert made
+    assert all(line.split()[2] == "Bearer:hf_secret" for line in made)
+
+
 def test_the_hub_is_read_only(repo):
     name, _, _ = repo
     with pytest.raises(PermissionError, match="cache_dir="):

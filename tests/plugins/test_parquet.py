@@ -328,3 +328,19 @@ def test_another_item_loader_is_refused(tmp_path):
         )
     with pytest.raises(DatasetFormatError, match="does not have"):
         ld.StreamingDataset(tmp_path, item_loader=ld.ParquetLoader(columns=["nope"]))[0]
+
+
+def test_a_glob_or_one_file_on_s3(tmp_path, s3_server):
+    write_parquet(tmp_path, [5, 5], prefix="train")
+    write_parquet(tmp_path, [3], prefix="test")
+    url = s3_server.url(s3_server.new_bucket(), "pq")
+    options = s3_server.storage_options
+    remote = resolve(url, storage_options=options)
+    for path in sorted(tmp_path.glob("*.parquet")):
+        remote.storage.upload(str(path), remote.join(path.name))
+    train = ld.StreamingDataset(f"{url}/train-*.parquet", storage_options=options)
+    assert [sample["id"] for sample in train] == list(range(10))
+    one = ld.StreamingDataset(f"{url}/test-00000.parquet", storage_options=options)
+    assert list(one) == read_with_pyarrow(tmp_path, "test-*.parquet")
+    with pytest.raises(DatasetNotFoundError, match="matches 'valid-"):
+        ld.StreamingDataset(f"{url}/valid-*.parquet", storage_options=options)

@@ -73,8 +73,8 @@ class ParquetLoader:
         return ParquetDecoder(index, self.columns, self.low_memory, options.where)
 
     def state_dict(self) -> dict[str, Any]:
-        """The columns read (a resumed run must read the same)."""
-        return {"columns": self.columns}
+        """The columns read, when chosen (a resumed run must read the same ones)."""
+        return {} if self.columns is None else {"columns": self.columns}
 
     def __repr__(self) -> str:
         return f"ParquetLoader(low_memory={self.low_memory}, columns={self.columns})"
