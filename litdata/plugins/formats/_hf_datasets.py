@@ -25,6 +25,7 @@ from litdata.plugins.formats._parquet_footers import (
     Footer,
     arrow,
     build_index,
+    files_at,
     read_footer,
 )
 
@@ -40,10 +41,7 @@ def _location(dataset_url: str, storage_options: Mapping[str, Any] | None) -> Lo
         raise ValueError(
             f"{dataset_url!r} is not a Hugging Face URL; use hf://datasets/<org>/<name>/<path>."
         )
-    location = resolve(dataset_url, storage_options=storage_options)
-    if any(mark in location.url.rpartition("/")[2] for mark in "*?["):
-        location = location.parent()
-    return location
+    return files_at(dataset_url, storage_options)
 
 
 def index_hf_dataset(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -19,9 +20,9 @@ from typing import Any
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.core.imports import require
 from litdata.core.index import ChunkEntry, DatasetConfig, DatasetIndex
-from litdata.core.storage.location import Location
+from litdata.core.storage.location import Location, resolve
 
-__all__ = ["LOADER_NAME", "SUFFIX", "Footer", "arrow", "build_index", "read_footer"]
+__all__ = ["LOADER_NAME", "SUFFIX", "Footer", "arrow", "build_index", "files_at", "read_footer"]
 
 #: The item loader Parquet indexes record (LitData's class name).
 LOADER_NAME = "ParquetLoader"
@@ -31,6 +32,14 @@ _MAGIC = b"PAR1"
 #: Bytes of a remote file's tail read at first: most footers fit, so one request suffices.
 _TAIL = 64 << 10
 _TRAILER = 8
+
+
+def files_at(url: str, storage_options: Mapping[str, Any] | None = None) -> Location:
+    """The location of a folder of files, or of a glob of files in it (``data/train-*``)."""
+    location = resolve(url, storage_options=storage_options)
+    if any(mark in location.url.rpartition("/")[2] for mark in "*?["):
+        return location.parent()
+    return location
 
 
 def arrow() -> tuple[Any, Any]:
@@ -83,9 +92,21 @@ def _metadata(tail: bytes, where: str) -> Any:
         raise _not_parquet(where, str(error)) from error
 
 
-def _remote_tail(location: Location, name: str) -> tuple[bytes, int]:
-    """The metadata and trailer of a remote file, and the file's size, by ranged reads."""
-    url = location.join(name)
+def _local_tail(path: str) -> tuple[bytes, int]:
+    """The last bytes of a local file (its whole footer), and the file's size."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(0, size - _TAIL))
+        tail = handle.read()
+        needed = _footer_length(tail, size, path) + _TRAILER
+        if needed > len(tail):
+            handle.seek(size - needed)
+            tail = handle.read()
+    return tail, size
+
+
+def _remote_tail(location: Location, url: str) -> tuple[bytes, int]:
+    """The last bytes of a remote file (its whole footer), and its size, by ranged reads."""
     backend: Any = location.storage.backend  # an fsspec backend has ``fs`` and ``path``
     filesystem = getattr(backend, "fs", None)
     if filesystem is None or not location.storage.ranged:  # the whole file, then its tail
@@ -107,6 +128,11 @@ def _remote_tail(location: Location, name: str) -> tuple[bytes, int]:
 
 
 def _footer_length(tail: bytes, size: int, where: str) -> int:
+    """The metadata's length, from the trailer at the end of ``tail``.
+
+    Raises:
+        DatasetFormatError: There is no Parquet trailer, or it claims too many bytes.
+    """
     if len(tail) < _TRAILER or tail[-4:] != _MAGIC:
         raise _not_parquet(where, f"its last bytes are not {_MAGIC!r} ({size} bytes in all)")
     length = int.from_bytes(tail[-8:-4], "little")
@@ -122,21 +148,10 @@ def read_footer(location: Location, name: str) -> Footer:
         DatasetFormatError: It is not a Parquet file, or is truncated (the message names it).
     """
     local = location.local_path
-    url = location.join(name)
-    if local is not None:
-        path = os.path.join(local, name)
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - _TAIL))
-            tail = handle.read()
-            needed = _footer_length(tail, size, path) + _TRAILER
-            if needed > len(tail):
-                handle.seek(size - needed)
-                tail = handle.read()
-    else:
-        tail, size = _remote_tail(location, name)
-        _footer_length(tail, size, url)
-    metadata = _metadata(tail[-(_footer_length(tail, size, url) + _TRAILER) :], url)
+    url = location.join(name) if local is None else os.path.join(local, name)
+    tail, size = _local_tail(url) if local is not None else _remote_tail(location, url)
+    length = _footer_length(tail, size, url)
+    metadata = _metadata(tail[-(length + _TRAILER) :], url)
     try:
         schema = metadata.schema.to_arrow_schema()
     except (OSError, ValueError) as error:

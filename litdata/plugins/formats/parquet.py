@@ -21,7 +21,7 @@ from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.core.storage.location import Location, resolve
-from litdata.plugins.formats._parquet_footers import LOADER_NAME, SUFFIX, build_index
+from litdata.plugins.formats._parquet_footers import LOADER_NAME, SUFFIX, build_index, files_at
 from litdata.plugins.formats._parquet_rows import ParquetLoader
 
 __all__ = ["ParquetFormat", "index_parquet_dataset", "litdata_detect_format"]
@@ -109,9 +109,7 @@ def index_parquet_dataset(
         DatasetNotFoundError: No Parquet file is there.
         DatasetFormatError: A file is not readable Parquet, or the schemas differ.
     """
-    location = resolve(pq_dir_url, storage_options=storage_options)
-    if any(mark in location.url.rpartition("/")[2] for mark in "*?["):
-        location = location.parent()
+    location = files_at(pq_dir_url, storage_options)
     index = build_index(location, num_workers)
     written = DatasetIndex(index.config, index.chunks, updated_at=str(time.time()))
     target = location if cache_dir is None else resolve(os.path.expanduser(cache_dir))
