@@ -26,6 +26,8 @@ from litdata.plugins.formats._parquet_rows import ParquetLoader
 
 __all__ = ["ParquetFormat", "index_parquet_dataset", "litdata_detect_format"]
 
+#: Footers of remote files read at once when a dataset is opened without an index.
+_REMOTE_READS = 16
 #: How an index.json written for Parquet files is recognised without parsing it.
 _MARK = f'"{LOADER_NAME}"'.encode()
 
@@ -46,7 +48,8 @@ class ParquetFormat:
             data = location.read(INDEX_FILENAME)
             if _MARK in data:
                 return index_from_bytes(data, location.join(INDEX_FILENAME))
-        return build_index(location)
+        # Remote footers are small ranged reads that mostly wait on the network.
+        return build_index(location, 4 if location.local_path is not None else _REMOTE_READS)
 
     def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
         """The rows decoder of the reader's ``ParquetLoader`` (a default one if none is given).
