@@ -65,7 +65,7 @@ class Footer:
         rows: Its number of rows.
         columns: Its columns' names, in order.
         types: Their Arrow types, as strings (``"int64"``, ``"list<element: string>"``).
-        nulls: The top-level scalar columns whose statistics count nulls.
+        nulls: The columns (not lists) whose statistics count nulls.
     """
 
     name: str
@@ -162,20 +162,33 @@ def read_footer(location: Location, name: str) -> Footer:
         rows=int(metadata.num_rows),
         columns=tuple(schema.names),
         types=tuple(str(field.type) for field in schema),
-        nulls=_null_columns(metadata, set(schema.names)),
+        nulls=_null_columns(metadata, schema),
     )
 
 
-def _null_columns(metadata: Any, names: set[str]) -> frozenset[str]:
-    """The top-level columns whose row groups' statistics count nulls."""
+def _null_columns(metadata: Any, schema: Any) -> frozenset[str]:
+    """The columns with nulls (row group statistics) that are not lists.
+
+    A null inside a list is a JSON ``null`` of that list's leaf; a null scalar, or a null field
+    of a struct, changes the kind of a value of the sample.
+    """
+    pa, _ = arrow()
+    listed = {
+        field.name
+        for field in schema
+        if pa.types.is_list(field.type)
+        or pa.types.is_large_list(field.type)
+        or pa.types.is_fixed_size_list(field.type)
+    }
     found = set()
     for group in range(metadata.num_row_groups):
         row_group = metadata.row_group(group)
         for position in range(row_group.num_columns):
             column = row_group.column(position)
+            top = column.path_in_schema.split(".", 1)[0]
             statistics = column.statistics
-            if column.path_in_schema in names and statistics is not None and statistics.null_count:
-                found.add(column.path_in_schema)
+            if top not in listed and statistics is not None and statistics.null_count:
+                found.add(top)
     return frozenset(found)
 
 
