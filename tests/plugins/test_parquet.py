@@ -63,6 +63,7 @@ def test_rows_are_pyarrows_rows_in_file_name_order(tmp_path):
     assert list(dataset) == read_with_pyarrow(tmp_path)
     assert dataset[41] == row(41)
     assert len(dataset) == sum(SIZES)
+    assert not (tmp_path / "index.json").exists()  # the folder is read, never written
 
 
 @pytest.mark.parametrize("low_memory", [True, False])
