@@ -345,3 +345,14 @@ def test_a_glob_or_one_file_on_s3(tmp_path, s3_server):
     assert list(one) == read_with_pyarrow(tmp_path, "test-*.parquet")
     with pytest.raises(DatasetNotFoundError, match="matches 'valid-"):
         ld.StreamingDataset(f"{url}/valid-*.parquet", storage_options=options)
+
+
+def test_spawned_workers_read_a_glob(tmp_path):
+    write_parquet(tmp_path, [20, 20], prefix="train")
+    write_parquet(tmp_path, [5], prefix="test")
+    loader = ld.ParquetLoader(columns=["id"])
+    dataset = ld.StreamingDataset(tmp_path / "train-*.parquet", item_loader=loader, shuffle=True)
+    stream = ld.StreamingDataLoader(
+        dataset, batch_size=8, num_workers=2, multiprocessing_context="spawn"
+    )
+    assert sorted(int(i) for batch in stream for i in batch["id"]) == list(range(40))
