@@ -19,6 +19,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     "litdata": {
         "builtin": "litdata.plugins.hooks",
         "posix": "litdata.plugins.storage.posix",
+        "parquet": "litdata.plugins.formats.parquet",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
@@ -29,6 +30,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "az": "litdata.plugins.storage.azure:AzStorage",
         "azure": "litdata.plugins.storage.azure:AzureStorage",
         "abfs": "litdata.plugins.storage.azure:AbfsStorage",
+        "hf": "litdata.plugins.storage.hf:HFStorage",
     },
     "litdata.serializers": {
         "bool": "litdata.plugins.serializers.scalars:BoolSerializer",
@@ -70,6 +72,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "litdata.formats": {
         "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
+        "parquet": "litdata.plugins.formats.parquet:ParquetFormat",
     },
 }
 
