@@ -13,6 +13,7 @@ from litdata.__about__ import __version__
 from litdata.core.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from litdata.core.errors import ChunkWaitTimeoutError
     from litdata.core.items.loaders import TokensLoader
     from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Audio",
+    "ChunkWaitTimeoutError",
     "ChunkWriter",
     "CombinedStreamingDataset",
     "DatasetReader",
@@ -87,6 +89,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "ChunkWaitTimeoutError": "litdata.core.errors",
     "ChunkWriter": "litdata.core.writer",
     "DatasetReader": "litdata.core.reader",
     "File": "litdata.types",

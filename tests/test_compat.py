@@ -24,7 +24,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMES = json.loads((ROOT / "tests" / "data" / "litdata_0_2_76_public_names.json").read_text())
 #: LitData 0.2.76 names not provided yet (each lands with its capability).
 NOT_YET = {
-    "ChunkWaitTimeoutError",
     "NumaAffinity",
     "StreamingRawDataset",
     "TemporalArrayLoader",
