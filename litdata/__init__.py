@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         Tiff,
         Video,
     )
+    from litdata.utilities.affinity import NumaAffinity, get_gpu_affinity, get_numa_affinity
 
 __all__ = [
     "Audio",
@@ -61,6 +62,7 @@ __all__ = [
     "JpegArray",
     "Mesh",
     "Nifti",
+    "NumaAffinity",
     "ParallelStreamingDataset",
     "Pdf",
     "Pil",
@@ -76,6 +78,8 @@ __all__ = [
     "build_keys_index",
     "complete_dataset",
     "dataset_update",
+    "get_gpu_affinity",
+    "get_numa_affinity",
     "hookimpl",
     "is_complete_dataset",
     "litdata_collate",
@@ -90,6 +94,9 @@ __all__ = [
 
 _LAZY = {
     "ChunkWaitTimeoutError": "litdata.core.errors",
+    "NumaAffinity": "litdata.utilities.affinity",
+    "get_gpu_affinity": "litdata.utilities.affinity",
+    "get_numa_affinity": "litdata.utilities.affinity",
     "ChunkWriter": "litdata.core.writer",
     "DatasetReader": "litdata.core.reader",
     "File": "litdata.types",

@@ -24,11 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMES = json.loads((ROOT / "tests" / "data" / "litdata_0_2_76_public_names.json").read_text())
 #: LitData 0.2.76 names not provided yet (each lands with its capability).
 NOT_YET = {
-    "NumaAffinity",
     "StreamingRawDataset",
     "TemporalArrayLoader",
-    "get_gpu_affinity",
-    "get_numa_affinity",
     "index_hf_dataset",
     "index_parquet_dataset",
     "iter_webdataset_tar",
