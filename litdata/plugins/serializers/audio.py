@@ -20,7 +20,6 @@ from litdata.types import Audio
 __all__ = ["AUDIO_EXTENSIONS", "AudioSerializer", "DecodedAudio", "encode_wav"]
 
 AUDIO_EXTENSIONS = frozenset({"wav", "mp3", "flac", "ogg", "opus", "m4a", "aac", "wma", "pcm"})
-_MAGIC = ((b"RIFF", "wav"), (b"fLaC", "flac"), (b"OggS", "ogg"), (b"ID3", "mp3"))
 _DECODES = ("decoder", "samples", "bytes")
 
 
@@ -127,13 +126,6 @@ class DecodedAudio(Mapping[str, Any]):
         return f"DecodedAudio({self.extension}, {len(self.data)} bytes)"
 
 
-def _sniff(data: bytes) -> str:
-    for magic, extension in _MAGIC:
-        if data.startswith(magic):
-            return extension
-    return "mp3" if data[:2] in (b"\xff\xfb", b"\xff\xf3", b"\xff\xf2") else "wav"
-
-
 class AudioSerializer:
     """``Audio`` wrappers and paths to audio files.
 
@@ -170,7 +162,7 @@ class AudioSerializer:
                 raise ValueError("Audio(array=...) needs sampling_rate= (samples per second)")
             return encode_wav(item.array, item.sampling_rate), "audio:wav"
         data = item.read()
-        extension = extension_of(item.path) or _sniff(data)
+        extension = extension_of(item.path) or "wav"  # LitData names bytes= audio so
         if extension == "pcm":
             if item.sampling_rate is None:
                 raise ValueError(

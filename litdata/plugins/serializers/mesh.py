@@ -37,10 +37,7 @@ def _file_type(file_type: str) -> str:
 
 def _mesh_bytes(mesh: Any, file_type: str | None) -> tuple[bytes, str]:
     """The mesh's source file when it remembers one of that type, else it exported."""
-    loaded_from = getattr(mesh, "source", None)  # trimesh >= 4.5; older: metadata["file_path"]
-    source = getattr(loaded_from, "file_path", None) or getattr(mesh, "metadata", {}).get(
-        "file_path"
-    )
+    source = getattr(mesh, "metadata", {}).get("file_path")  # older trimesh records it
     source_type = extension_of(source)
     kind = _file_type(file_type or (source_type if source_type in MESH_TYPES else "glb"))
     if source and source_type == kind and os.path.isfile(source):

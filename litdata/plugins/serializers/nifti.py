@@ -6,6 +6,7 @@ nibabel is imported only when a volume is met (``pip install 'litdata[nifti]'``)
 from __future__ import annotations
 
 import gzip
+import os
 import struct
 import sys
 from typing import Any, ClassVar
@@ -43,6 +44,15 @@ def _image_bytes(image: Any) -> bytes:
         ) from error
 
 
+def _image_file(image: Any) -> tuple[bytes, str]:
+    """The file a loaded image came from, as it is; else the image as an uncompressed file."""
+    filename = image.get_filename() if hasattr(image, "get_filename") else None
+    if filename and extension_of(filename) in _EXTENSIONS and os.path.isfile(filename):
+        with open(filename, "rb") as handle:
+            return handle.read(), f"nifti:{extension_of(filename)}"
+    return _image_bytes(image), "nifti:nii"
+
+
 class NiftiSerializer:
     """``Nifti`` wrappers, nibabel images and ``.nii``/``.nii.gz`` paths."""
 
@@ -61,23 +71,28 @@ class NiftiSerializer:
         return not isinstance(item, dict) and media_path(item, _EXTENSIONS) is not None
 
     def serialize(self, item: Any) -> tuple[bytes, str]:
-        """The file's bytes (gzipped or not, as given), or an image as an uncompressed file."""
+        """The file's bytes (gzipped or not, as given), or an image as an uncompressed file.
+
+        Names are LitData 0.2.76's: a path ``*.nii.gz`` is ``nifti:nii.gz``, but a
+        ``Nifti(path=*.nii.gz)`` is ``nifti:gz`` (the last suffix) and ``Nifti(bytes=...)`` is
+        ``nifti:nii``; readers recognise gzip from the bytes, so every name reads back.
+        """
         path = None if isinstance(item, dict) else media_path(item, _EXTENSIONS)
         if path is not None:
-            item = Nifti(path=path)
+            with open(path, "rb") as handle:
+                return handle.read(), f"nifti:{extension_of(path)}"
         if _is_image(item):
-            return _image_bytes(item), "nifti:nii"
+            return _image_file(item)
         if not isinstance(item, Nifti):
             raise TypeError(f"expected a Nifti or a nibabel image, got {type(item).__qualname__}")
         if item.image is not None:
-            return _image_bytes(item.image), "nifti:nii"
+            return _image_file(item.image)
         if item.array is not None:
             affine = np.eye(4) if item.affine is None else np.asarray(item.affine)
             image = _nibabel().Nifti1Image(np.asarray(item.array), affine)
             return _image_bytes(image), "nifti:nii"
-        data = item.read()
-        gzipped = data.startswith(_GZIP) or extension_of(item.path) == "nii.gz"
-        return data, "nifti:nii.gz" if gzipped else "nifti:nii"
+        suffix = os.path.splitext(item.path)[1].lstrip(".").lower() if item.path else ""
+        return item.read(), f"nifti:{suffix or 'nii'}"
 
     def deserialize(self, data: bytes | memoryview) -> Any:
         """A ``nibabel.Nifti1Image`` (``Nifti2Image`` for NIfTI-2 files)."""
