@@ -14,7 +14,7 @@ from litdata.core.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from litdata.core.errors import ChunkWaitTimeoutError
-    from litdata.core.items.loaders import TokensLoader
+    from litdata.core.items.loaders import TemporalArrayLoader, TokensLoader
     from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
@@ -68,6 +68,7 @@ __all__ = [
     "Pil",
     "StreamingDataLoader",
     "StreamingDataset",
+    "TemporalArrayLoader",
     "Tensor",
     "Text",
     "Tiff",
@@ -114,6 +115,7 @@ _LAZY = {
     "Tiff": "litdata.types",
     "Video": "litdata.types",
     "TokensLoader": "litdata.core.items.loaders",
+    "TemporalArrayLoader": "litdata.core.items.loaders",
     "register_namedtuple": "litdata.core.items.pytree",
     "write_dataset": "litdata.core.writer",
     "complete_dataset": "litdata.processing.merge",

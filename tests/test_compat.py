@@ -25,7 +25,6 @@ NAMES = json.loads((ROOT / "tests" / "data" / "litdata_0_2_76_public_names.json"
 #: LitData 0.2.76 names not provided yet (each lands with its capability).
 NOT_YET = {
     "StreamingRawDataset",
-    "TemporalArrayLoader",
     "index_hf_dataset",
     "index_parquet_dataset",
     "iter_webdataset_tar",
