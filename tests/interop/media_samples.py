@@ -126,3 +126,28 @@ def summary(sample: dict[str, Any]) -> dict[str, Any]:
         "opaque": sample["opaque"],
         "pdf": _pages(sample["pdf"]),
     }
+
+
+#: Frames of each temporal record.
+TRACKS = (10, 6, 7, 1)
+
+
+def temporal_record(index: int) -> dict[str, Any]:
+    """Record ``index`` for TemporalArrayLoader: arrays and a tensor sharing the frame axis."""
+    import torch
+
+    frames = TRACKS[index]
+    return {
+        "features": np.arange(frames * 2, dtype=np.float32).reshape(frames, 2) + index,
+        "score": np.linspace(0, 1, frames, dtype=np.float32),
+        "valid": np.arange(frames) % 2 == 0,
+        "steps": torch.arange(frames, dtype=torch.int64) * index,
+    }
+
+
+def temporal_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """Each field's kind, dtype and values."""
+    return {
+        name: [type(value).__name__, str(value.dtype), value.tolist()]
+        for name, value in record.items()
+    }

@@ -2,6 +2,7 @@
 
 ``write DIR SCRATCH``: write ``media_samples.build`` samples with LitData's BinaryWriter.
 ``read DIR``: print ``index.json``'s data_format, then one summary per sample, as JSON lines.
+``temporal-write DIR`` / ``temporal-read DIR``: the same for ``TemporalArrayLoader`` records.
 LitData reads ``tiff`` leaves only with a ``tiff`` serializer passed in (it registers the name
 ``tifffile``), and audio/video as bytes here (decoding them needs torchcodec and FFmpeg).
 """
@@ -39,8 +40,33 @@ def read(directory: str) -> None:
         print(json.dumps(media_samples.summary(dataset[position])))
 
 
+def temporal_write(directory: str) -> None:
+    from litdata import TemporalArrayLoader
+    from litdata.streaming.writer import BinaryWriter
+
+    loader = TemporalArrayLoader(field_groups=[["score", "valid"]])
+    writer = BinaryWriter(directory, chunk_size=3, item_loader=loader)
+    for index in range(len(media_samples.TRACKS)):
+        writer.add_item(index, media_samples.temporal_record(index))
+    writer.done()
+    writer.merge()
+
+
+def temporal_read(directory: str) -> None:
+    from litdata import StreamingDataset, TemporalArrayLoader
+
+    dataset = StreamingDataset(directory, item_loader=TemporalArrayLoader())
+    for position in range(len(dataset)):
+        print(json.dumps(media_samples.temporal_summary(dataset[position])))
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "write":
-        write(sys.argv[2], sys.argv[3])
+    mode, directory = sys.argv[1], sys.argv[2]
+    if mode == "write":
+        write(directory, sys.argv[3])
+    elif mode == "read":
+        read(directory)
+    elif mode == "temporal-write":
+        temporal_write(directory)
     else:
-        read(sys.argv[2])
+        temporal_read(directory)

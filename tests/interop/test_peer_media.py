@@ -65,3 +65,42 @@ def test_litdata_reads_media_we_wrote(tmp_path):
     formats, *litdata_view = _peer("read", tmp_path / "ds", cwd=tmp_path)
     assert json.loads(formats) == media_samples.DATA_FORMAT
     assert [json.loads(line) for line in litdata_view] == ours
+
+
+def _our_records(directory):
+    dataset = ld.StreamingDataset(directory, item_loader=ld.TemporalArrayLoader())
+    return [media_samples.temporal_summary(dataset[i]) for i in range(len(dataset))]
+
+
+def _expected_records():
+    count = len(media_samples.TRACKS)
+    return [media_samples.temporal_summary(media_samples.temporal_record(i)) for i in range(count)]
+
+
+def test_we_read_temporal_records_litdata_wrote(tmp_path):
+    _peer("temporal-write", tmp_path / "ds", cwd=tmp_path)
+    assert _our_records(tmp_path / "ds") == _expected_records()
+
+
+def test_litdata_reads_temporal_records_we_wrote(tmp_path):
+    records = [media_samples.temporal_record(i) for i in range(len(media_samples.TRACKS))]
+    loader = ld.TemporalArrayLoader(field_groups=[["score", "valid"]])
+    ld.write_dataset(records, tmp_path / "ds", chunk_size=3, item_loader=loader)
+    lines = _peer("temporal-read", tmp_path / "ds", cwd=tmp_path)
+    assert [json.loads(line) for line in lines] == _expected_records()
+
+
+def test_our_temporal_chunks_are_litdatas_bytes(tmp_path):
+    _peer("temporal-write", tmp_path / "theirs", cwd=tmp_path)
+    records = [media_samples.temporal_record(i) for i in range(len(media_samples.TRACKS))]
+    loader = ld.TemporalArrayLoader(field_groups=[["score", "valid"]])
+    ld.write_dataset(records, tmp_path / "ours", chunk_size=3, item_loader=loader)
+    theirs = json.loads((tmp_path / "theirs" / "index.json").read_text())
+    ours = json.loads((tmp_path / "ours" / "index.json").read_text())
+    for key in ("data_format", "data_spec", "item_loader", "temporal_schema"):
+        assert ours["config"][key] == theirs["config"][key], key
+    for mine, their in zip(ours["chunks"], theirs["chunks"], strict=True):
+        for key in ("chunk_bytes", "chunk_size", "temporal_frames", "temporal_offsets"):
+            assert mine[key] == their[key], key
+        mine_bytes = (tmp_path / "ours" / mine["filename"]).read_bytes()
+        assert mine_bytes == (tmp_path / "theirs" / their["filename"]).read_bytes()
