@@ -100,3 +100,45 @@ def test_groups_must_name_fields_once(tmp_path):
         )
     with pytest.raises(ValueError, match="lists of field names"):
         ld.TemporalArrayLoader(field_groups=["score"])
+
+
+@pytest.fixture
+def tracks(tmp_path):
+    loader = ld.TemporalArrayLoader(field_groups=[["score", "valid"]])
+    ld.write_dataset(RECORDS, tmp_path / "ds", chunk_size=3, item_loader=loader)
+    return ld.StreamingDataset(tmp_path / "ds", item_loader=ld.TemporalArrayLoader())
+
+
+def test_windows_are_the_records_frames(tracks):
+    window = tracks.read_window(0, start=3, frames=4, fields=["steps", "features"])
+    assert list(window) == ["steps", "features"]
+    _equal(window, {"steps": RECORDS[0]["steps"][3:7], "features": RECORDS[0]["features"][3:7]})
+    whole = tracks.read_window(2, 0, 7)
+    _equal(whole, RECORDS[2])
+    assert tracks.read_window(3, 1, 0, fields=["valid"])["valid"].shape == (0,)
+    assert tracks.read_window(1, 0, 2, fields=[]) == {}
+    window["features"][0, 0] = -1  # windows own their memory
+    assert tracks[0]["features"][3, 0] != -1
+
+
+def test_frame_counts_follow_the_dataset_order_and_selection(tracks, tmp_path):
+    assert tracks.frame_counts == [10, 6, 7, 1]
+    first, second = ld.train_test_split(tracks, [0.5, 0.5], shuffle=False)
+    assert first.frame_counts + second.frame_counts == [10, 6, 7, 1]
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [((1, 5, 4), IndexError), ((1, -1, 2), IndexError), ((9, 0, 1), IndexError)],
+)
+def test_windows_outside_a_record_are_refused(tracks, args, error):
+    with pytest.raises(error):
+        tracks.read_window(*args)
+
+
+def test_unknown_fields_and_other_datasets_are_refused(tracks, tmp_path):
+    with pytest.raises(KeyError, match="nope"):
+        tracks.read_window(0, 0, 1, fields=["nope"])
+    ld.write_dataset([{"x": 1}], tmp_path / "plain", chunk_size=1)
+    with pytest.raises(TypeError, match="TemporalArrayLoader"):
+        ld.StreamingDataset(tmp_path / "plain").read_window(0, 0, 1)

@@ -151,3 +151,7 @@ def temporal_summary(record: dict[str, Any]) -> dict[str, Any]:
         name: [type(value).__name__, str(value.dtype), value.tolist()]
         for name, value in record.items()
     }
+
+
+#: ``read_window`` calls both sides answer: (record, start, frames, fields).
+WINDOWS = ((0, 3, 4, ["steps", "features"]), (2, 0, 7, None), (1, 2, 3, ["valid"]), (3, 0, 1, []))

@@ -2,7 +2,8 @@
 
 ``write DIR SCRATCH``: write ``media_samples.build`` samples with LitData's BinaryWriter.
 ``read DIR``: print ``index.json``'s data_format, then one summary per sample, as JSON lines.
-``temporal-write DIR`` / ``temporal-read DIR``: the same for ``TemporalArrayLoader`` records.
+``temporal-write DIR`` / ``temporal-read DIR``: the same for ``TemporalArrayLoader`` records;
+``temporal-windows DIR``: ``frame_counts`` and the ``media_samples.WINDOWS`` windows.
 LitData reads ``tiff`` leaves only with a ``tiff`` serializer passed in (it registers the name
 ``tifffile``), and audio/video as bytes here (decoding them needs torchcodec and FFmpeg).
 """
@@ -60,6 +61,16 @@ def temporal_read(directory: str) -> None:
         print(json.dumps(media_samples.temporal_summary(dataset[position])))
 
 
+def temporal_windows(directory: str) -> None:
+    from litdata import StreamingDataset, TemporalArrayLoader
+
+    dataset = StreamingDataset(directory, item_loader=TemporalArrayLoader())
+    print(json.dumps(dataset.frame_counts))
+    for index, start, frames, fields in media_samples.WINDOWS:
+        window = dataset.read_window(index, start, frames, fields)
+        print(json.dumps(media_samples.temporal_summary(window)))
+
+
 if __name__ == "__main__":
     mode, directory = sys.argv[1], sys.argv[2]
     if mode == "write":
@@ -68,5 +79,7 @@ if __name__ == "__main__":
         read(directory)
     elif mode == "temporal-write":
         temporal_write(directory)
+    elif mode == "temporal-windows":
+        temporal_windows(directory)
     else:
         temporal_read(directory)

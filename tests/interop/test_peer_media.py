@@ -104,3 +104,17 @@ def test_our_temporal_chunks_are_litdatas_bytes(tmp_path):
             assert mine[key] == their[key], key
         mine_bytes = (tmp_path / "ours" / mine["filename"]).read_bytes()
         assert mine_bytes == (tmp_path / "theirs" / their["filename"]).read_bytes()
+
+
+def test_windows_and_frame_counts_match_litdatas(tmp_path):
+    records = [media_samples.temporal_record(i) for i in range(len(media_samples.TRACKS))]
+    loader = ld.TemporalArrayLoader(field_groups=[["score", "valid"]])
+    ld.write_dataset(records, tmp_path / "ds", chunk_size=3, item_loader=loader)
+    counts, *windows = _peer("temporal-windows", tmp_path / "ds", cwd=tmp_path)
+    dataset = ld.StreamingDataset(tmp_path / "ds", item_loader=ld.TemporalArrayLoader())
+    assert dataset.frame_counts == json.loads(counts) == list(media_samples.TRACKS)
+    ours = [
+        media_samples.temporal_summary(dataset.read_window(index, start, frames, fields))
+        for index, start, frames, fields in media_samples.WINDOWS
+    ]
+    assert ours == [json.loads(line) for line in windows]

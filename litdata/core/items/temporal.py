@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from litdata.core.chunks.file import ChunkFile
 from litdata.core.chunks.layout import header_size
 from litdata.core.errors import DatasetFormatError, SampleError
-from litdata.core.index import DatasetIndex
+from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.items.pytree import LEAF, spec_to_json
 from litdata.core.items.trees import PyTreeDecoder
 from litdata.core.reading import ReadOptions
@@ -188,3 +189,47 @@ class TemporalDecoder(PyTreeDecoder):
                 array = np.array(rows[name])  # an owned, contiguous copy
                 values[name] = torch.from_numpy(array) if fields[name][_TENSOR_KEY] else array
         return {name: values[name] for name in self._schema["field_order"]}
+
+    def frame_counts(self, entry: ChunkEntry) -> list[int]:
+        """The frame count of each record of a chunk, from its index entry."""
+        return list(entry.extra.get("temporal_frames", ()))
+
+    def window(
+        self, chunk: ChunkFile, position: int, start: int, frames: int, fields: Sequence[str] | None
+    ) -> dict[str, Any]:
+        """Frames ``[start, start + frames)`` of the chosen fields of record ``position``.
+
+        Only the window's rows of the groups holding those fields are decoded.
+
+        Raises:
+            KeyError: A field is not in the records.
+            IndexError: The window does not fit in the record.
+        """
+        import torch
+
+        names = list(self._schema["field_order"] if fields is None else fields)
+        schema_fields = self._schema["fields"]
+        for name in names:
+            if name not in schema_fields:
+                raise KeyError(name)
+        data = chunk.item(position)
+        if self._item_decrypt is not None:
+            data = memoryview(self._item_decrypt(data))
+        (count,) = _FRAMES.unpack_from(data)
+        if start < 0 or frames < 0 or start + frames > count:
+            raise IndexError(
+                f"Window [{start}, {start + frames}) is outside the record of {count} frames."
+            )
+        values: dict[str, Any] = {}
+        offset = _FRAMES.size
+        for group, dtype in zip(self._schema["groups"], self._dtypes, strict=True):
+            wanted = [name for name in group if name in names]
+            if wanted:
+                where = offset + start * dtype.itemsize
+                rows = np.frombuffer(data, dtype, count=frames, offset=where)
+                for name in wanted:
+                    array = np.array(rows[name])
+                    tensor = schema_fields[name][_TENSOR_KEY]
+                    values[name] = torch.from_numpy(array) if tensor else array
+            offset += count * dtype.itemsize
+        return {name: values[name] for name in names}
