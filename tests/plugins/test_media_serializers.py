@@ -381,3 +381,25 @@ def test_media_leaves_in_one_dataset_record_litdatas_names(tmp_path: Path) -> No
     assert read["audio"]["sampling_rate"] == 8000
     assert read["jpegs"][0].shape == (3, 4, 4)
     assert read["opaque"] == [1]
+
+
+def test_graph_mappings_put_fields_over_data_and_convert_to_pyg() -> None:
+    graph = Graph(x=X, data={"x": torch.zeros(1), "name": "mol"})
+    assert list(graph.to_mapping()) == ["x", "name"]
+    assert graph.to_mapping()["x"] is X
+    pyg = graph.to_pyg()
+    assert isinstance(pyg, pyg_data.Data)
+    assert torch.equal(pyg.x, X)
+    with pytest.raises(TypeError, match="not a mapping"):
+        Graph(data=[1]).to_mapping()
+
+
+def test_decoded_audio_pickles_as_its_file() -> None:
+    import pickle
+
+    data, _ = AudioSerializer().serialize(Audio(array=WAVE, sampling_rate=8000))
+    decoded = AudioSerializer().deserialize(data)
+    decoded["array"]  # decoded once; the copy carries only the file
+    again = pickle.loads(pickle.dumps(decoded))
+    assert again.data == data
+    np.testing.assert_array_equal(again["array"], decoded["array"])
