@@ -39,6 +39,7 @@ from litdata.streaming.state import (
 )
 from litdata.streaming.state_shape import require_dataset_state
 from litdata.streaming.subsets import subsample_regions, subset_regions
+from litdata.streaming.windows import FrameWindows
 
 __all__ = ["StreamingDataset"]
 
@@ -48,7 +49,7 @@ logger = logging.getLogger(__name__)
 RUN = 64
 
 
-class StreamingDataset(IterableDataset[Any]):
+class StreamingDataset(FrameWindows, IterableDataset[Any]):
     """Stream an optimized dataset: deterministic, sharded across ranks and workers, resumable.
 
     Iterate it with ``StreamingDataLoader`` (which batches inside the workers and makes
@@ -259,46 +260,6 @@ class StreamingDataset(IterableDataset[Any]):
         if not 0 <= index < count:
             raise IndexError(f"Index {index} is out of range for {count} items.")
         return self._transformed(self._reader.read(*self._regions.locate(index)))
-
-    def read_window(
-        self,
-        index: int,
-        start: int,
-        frames: int,
-        fields: Sequence[str] | None = None,
-        *,
-        max_concurrent_reads: int = 8,
-    ) -> dict[str, Any]:
-        """Frames ``[start, start + frames)`` of record ``index`` (TemporalArrayLoader datasets).
-
-        Only the window's rows are decoded (its chunk is fetched whole when remote);
-        transforms are not applied and the iteration position does not move.
-
-        Args:
-            index: The record.
-            start: The first frame.
-            frames: How many frames.
-            fields: The fields to return (all when ``None``).
-            max_concurrent_reads: Accepted for LitData compatibility; reads are sequential.
-
-        Raises:
-            TypeError: The dataset was not written with TemporalArrayLoader.
-            KeyError: A field is not in the records.
-            IndexError: ``index`` or the window is out of range.
-        """
-        count = len(self._regions)
-        if not -count <= index < count:
-            raise IndexError(f"Index {index} is out of range for {count} items.")
-        chunk, position = self._regions.locate(index % count)
-        return self._reader.read_window(chunk, position, start, frames, fields)
-
-    @property
-    def frame_counts(self) -> list[int]:
-        """Frames of each record, in dataset order (TemporalArrayLoader datasets; index only)."""
-        counts: list[int] = []
-        for region in self._regions.regions:
-            counts += self._reader.frame_counts(region.chunk)[region.start : region.end]
-        return counts
 
     def get_by_key(self, key: int | str) -> Any:
         """The sample whose key (from ``optimize(..., key_fn=...)``) is ``key``.
