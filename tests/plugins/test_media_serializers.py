@@ -120,6 +120,10 @@ def test_non_wav_audio_without_torchcodec_says_what_to_install() -> None:
     decoded = AudioSerializer().deserialize(b"fLaC" + bytes(40))
     with pytest.raises(ImportError, match=r"litdata\[audio\].*FFmpeg"):
         decoded["array"]
+    wav, _ = AudioSerializer().serialize(Audio(array=WAVE, sampling_rate=8000))
+    resampled = AudioSerializer(sampling_rate=16000).deserialize(wav)
+    with pytest.raises(ImportError, match=r"'sample_rate': 16000.*litdata\[audio\]"):
+        resampled["array"]
 
 
 class _VideoBytes(VideoSerializer):

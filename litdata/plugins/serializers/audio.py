@@ -78,15 +78,20 @@ class DecodedAudio(Mapping[str, Any]):
     Args:
         data: The encoded file.
         extension: Its kind (``"wav"``, ``"mp3"``...).
+        options: torchcodec ``AudioDecoder`` options (``sample_rate``, ``num_channels``,
+            ``stream_index``); any of them needs torchcodec, even for WAV.
     """
 
-    def __init__(self, data: bytes, extension: str = "wav") -> None:
+    def __init__(
+        self, data: bytes, extension: str = "wav", options: Mapping[str, Any] | None = None
+    ) -> None:
         self.data = data
         self.extension = extension
+        self.options = {key: value for key, value in (options or {}).items() if value is not None}
         self._decoded: tuple[np.ndarray, int] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"data": self.data, "extension": self.extension, "_decoded": None}
+        return {**self.__dict__, "_decoded": None}
 
     def samples(self) -> tuple[np.ndarray, int]:
         """``(channels, samples)`` float32 and the sampling rate.
@@ -96,12 +101,15 @@ class DecodedAudio(Mapping[str, Any]):
         """
         if self._decoded is None:
             decoders: Any = torchcodec_module(
-                "decoders", extra="audio", purpose="Decoding audio", required=not self._is_wav()
+                "decoders",
+                extra="audio",
+                purpose="Decoding audio" + (f" with {self.options}" if self.options else ""),
+                required=bool(self.options) or not self._is_wav(),
             )
             if decoders is None:
                 self._decoded = _read_wav(self.data)
             else:
-                decoded = decoders.AudioDecoder(self.data).get_all_samples()
+                decoded = decoders.AudioDecoder(self.data, **self.options).get_all_samples()
                 self._decoded = decoded.data.numpy(), int(decoded.sample_rate)
         return self._decoded
 
@@ -132,16 +140,30 @@ class AudioSerializer:
     Args:
         decode: What reading gives: ``"decoder"`` (a :class:`DecodedAudio`), ``"samples"``
             (``(float32 tensor (channels, samples), rate)``) or ``"bytes"`` (the file).
+        sampling_rate: Resample to this rate when decoding (torchcodec).
+        num_channels: Mix to this many channels when decoding (torchcodec).
+        stream_index: The audio stream of a container to decode (torchcodec).
     """
 
     name: ClassVar[str] = "audio"
     types: ClassVar[tuple[str, ...]] = ("litdata.types.Audio", "builtins.str")
     priority: ClassVar[int] = 222
 
-    def __init__(self, decode: str = "decoder") -> None:
+    def __init__(
+        self,
+        decode: str = "decoder",
+        sampling_rate: int | None = None,
+        num_channels: int | None = None,
+        stream_index: int | None = None,
+    ) -> None:
         if decode not in _DECODES:
             raise ValueError(f"AudioSerializer(decode={decode!r}): choose one of {_DECODES}")
         self.decode = decode
+        self.options = {
+            "sample_rate": sampling_rate,
+            "num_channels": num_channels,
+            "stream_index": stream_index,
+        }
         self._extension = "wav"
 
     def can_serialize(self, item: Any) -> bool:
@@ -174,7 +196,7 @@ class AudioSerializer:
 
     def deserialize(self, data: bytes | memoryview) -> Any:
         """A :class:`DecodedAudio`, samples or bytes, as ``decode`` says."""
-        decoded = DecodedAudio(bytes(data), self._extension)
+        decoded = DecodedAudio(bytes(data), self._extension, self.options)
         if self.decode == "bytes":
             return decoded.data
         if self.decode == "samples":
