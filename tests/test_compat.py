@@ -24,20 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NAMES = json.loads((ROOT / "tests" / "data" / "litdata_0_2_76_public_names.json").read_text())
 #: LitData 0.2.76 names not provided yet (each lands with its capability).
 NOT_YET = {
-    "Audio",
-    "ChunkWaitTimeoutError",
-    "Graph",
-    "JpegArray",
-    "Mesh",
-    "Nifti",
-    "NumaAffinity",
-    "Pdf",
     "StreamingRawDataset",
-    "TemporalArrayLoader",
-    "Tiff",
-    "Video",
-    "get_gpu_affinity",
-    "get_numa_affinity",
     "iter_webdataset_tar",
     "list_media_folder",
 }

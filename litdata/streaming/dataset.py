@@ -39,6 +39,7 @@ from litdata.streaming.state import (
 )
 from litdata.streaming.state_shape import require_dataset_state
 from litdata.streaming.subsets import subsample_regions, subset_regions
+from litdata.streaming.windows import FrameWindows
 
 __all__ = ["StreamingDataset"]
 
@@ -48,7 +49,7 @@ logger = logging.getLogger(__name__)
 RUN = 64
 
 
-class StreamingDataset(IterableDataset[Any]):
+class StreamingDataset(FrameWindows, IterableDataset[Any]):
     """Stream an optimized dataset: deterministic, sharded across ranks and workers, resumable.
 
     Iterate it with ``StreamingDataLoader`` (which batches inside the workers and makes

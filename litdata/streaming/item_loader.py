@@ -3,9 +3,15 @@
 from typing import Any
 
 from litdata.core.items.loaders import ItemLoader as BaseItemLoader
-from litdata.core.items.loaders import PyTreeLoader, TokensLoader
+from litdata.core.items.loaders import PyTreeLoader, TemporalArrayLoader, TokensLoader
 
-__all__ = ["BaseItemLoader", "ParquetLoader", "PyTreeLoader", "TokensLoader"]  # noqa: F822
+__all__ = [
+    "BaseItemLoader",
+    "ParquetLoader",  # noqa: F822
+    "PyTreeLoader",
+    "TemporalArrayLoader",
+    "TokensLoader",
+]
 
 
 def __getattr__(name: str) -> Any:

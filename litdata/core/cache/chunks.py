@@ -24,7 +24,7 @@ from litdata.core.cache.verified import VerifiedChunks
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.codecs import create_compressor, decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
-from litdata.core.errors import ChunkCorruptError
+from litdata.core.errors import ChunkCorruptError, ChunkWaitTimeoutError
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.protocols import Compressor
 from litdata.core.registry import hooks
@@ -119,7 +119,7 @@ class ChunkCache:
             FileNotFoundError: The chunk is missing from the dataset.
             ChunkCorruptError: Its bytes fail their checksum, or do not decompress to what the
                 index says.
-            TimeoutError: Another process was fetching it and did not finish in time.
+            ChunkWaitTimeoutError: Another process was fetching it and did not finish in time.
         """
         entry = self.index.chunks[chunk_index]
         if self.in_place:
@@ -137,8 +137,11 @@ class ChunkCache:
             return str(target)
         lock = ChunkLock(self.directory, target.name)
         deadline = time.monotonic() + WAIT_SECONDS
+        fetch_seconds = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         while True:
-            lock.acquire("shared")  # waits while another process fetches it
+            # Waits while another process fetches it, as long as a fetch of our own may take.
+            if not lock.acquire("shared", timeout=fetch_seconds):
+                raise self._stuck(entry, target, fetch_seconds, "LITDATA_CHUNK_TIMEOUT")
             if target.exists():
                 break
             lock.release()
@@ -151,15 +154,23 @@ class ChunkCache:
                 finally:
                     lock.release()  # then hold it shared, like any reader
             elif time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"Waited {WAIT_SECONDS:.0f} s for another process to fetch chunk "
-                    f"{entry.filename} of {self.location.url} into {target}; it is stuck."
-                )
+                raise self._stuck(entry, target, WAIT_SECONDS, None)
             else:
                 time.sleep(_POLL_SECONDS)
         os.utime(target)  # most recently used
         self._holds[chunk_index] = lock
         return str(target)
+
+    def _stuck(
+        self, entry: ChunkEntry, target: Path, waited: float, setting: str | None
+    ) -> ChunkWaitTimeoutError:
+        hint = f" Raise {setting} (seconds) if it is only slow." if setting else ""
+        return ChunkWaitTimeoutError(
+            str(target),
+            waited,
+            f"Another process is fetching chunk {entry.filename} of {self.location.url} "
+            f"and has not published it: it is stuck, or the storage is far too slow.{hint}",
+        )
 
     def _inflated_in_place(self, entry: ChunkEntry) -> str | None:
         """The decompressed file LitData left in place of a local compressed chunk, if any.
