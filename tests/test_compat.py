@@ -32,7 +32,6 @@ NOT_YET = {
     "Nifti",
     "NumaAffinity",
     "Pdf",
-    "StreamingRawDataset",
     "TemporalArrayLoader",
     "Tiff",
     "Video",
@@ -40,8 +39,6 @@ NOT_YET = {
     "get_numa_affinity",
     "index_hf_dataset",
     "index_parquet_dataset",
-    "iter_webdataset_tar",
-    "list_media_folder",
     "optimize_hf",
 }
 

@@ -19,6 +19,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     "litdata": {
         "builtin": "litdata.plugins.hooks",
         "posix": "litdata.plugins.storage.posix",
+        "mds": "litdata.plugins.formats.mds",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
@@ -70,6 +71,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "litdata.formats": {
         "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
+        "mds": "litdata.plugins.formats.mds:MDSFormat",
     },
 }
 
