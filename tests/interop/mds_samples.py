@@ -45,6 +45,9 @@ COLUMNS = {
     "jpeg_arr": "jpeg_array",
 }
 
+#: Three plain columns, for streaming, resume and mixing tests.
+SIMPLE_COLUMNS = {"id": "int", "name": "str", "vec": "ndarray:float32:4"}
+
 _ARRAY_DTYPES = ["uint8", "int8", "uint16", "int16", "float16", "uint32", "int32", "float32"]
 
 
@@ -95,6 +98,15 @@ def mds_sample(index: int) -> dict[str, Any]:
         "jpgs": [_image(index + k) for k in range(1 + index % 2)],
         "pngs": [_image(index + k) for k in range(1 + index % 3)],
         "jpeg_arr": [_encoded(index + k, "JPEG") for k in range(1 + index % 2)],
+    }
+
+
+def simple_sample(index: int) -> dict[str, Any]:
+    """Sample ``index`` of the three-column datasets."""
+    return {
+        "id": index,
+        "name": f"row-{index}",
+        "vec": np.arange(4, dtype=np.float32) + index,
     }
 
 

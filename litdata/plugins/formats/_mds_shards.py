@@ -18,7 +18,12 @@ from typing import Any
 
 from litdata.core.chunks.file import ChunkFile
 from litdata.core.chunks.layout import header_size
-from litdata.core.errors import ChunkCorruptError, DatasetFormatError, SampleDecodeError
+from litdata.core.errors import (
+    ChunkCorruptError,
+    DatasetFormatError,
+    LitdataError,
+    SampleDecodeError,
+)
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.reading import ReadOptions
 from litdata.plugins.formats._mds_columns import ColumnDecoder, column_decoder
@@ -213,6 +218,8 @@ class MDSDecoder:
         for name, size, decode in zip(self._names, sizes, self._columns, strict=True):
             try:
                 sample[name] = decode(data[start : start + size])
+            except LitdataError:  # already says what to do (an unsafe pickle)
+                raise
             except Exception as error:
                 raise SampleDecodeError(
                     f"{where}: column {name!r} does not decode: {type(error).__name__}: {error}"
