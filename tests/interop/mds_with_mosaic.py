@@ -5,9 +5,9 @@
     python mds_with_mosaic.py wds OUT_PATTERN NUM_SAMPLES MAXCOUNT
 
 ``write`` uses ``MDSWriter`` with every column encoding (``COMPRESSION`` ``none`` for
-uncompressed shards), or with three plain columns (``--simple``, for streaming tests). ``read`` dumps ``canonical(ds[i])`` for every sample of Mosaic's own
-``StreamingDataset`` over a copy of the dataset (Mosaic decompresses shards into its local
-folder). ``wds`` writes WebDataset tar shards with ``webdataset.ShardWriter``. Run with the
+uncompressed shards), or with three plain columns (``--simple``, for streaming tests).
+``read`` dumps ``canonical(ds[i])`` for every sample of Mosaic's own ``StreamingDataset`` over a
+copy of the dataset (Mosaic decompresses shards into its local folder). ``wds`` writes WebDataset tar shards with ``webdataset.ShardWriter``. Run with the
 working directory outside the repository, whose ``litdata`` would shadow the peer's.
 """
 

@@ -79,9 +79,11 @@ def test_streaming_honours_shuffle_drop_last_and_subsample(tmp_path):
     ordered = [int(s["id"]) for s in ld.StreamingDataset(folder)]
     assert ordered == list(range(120))
     shuffled = [int(s["id"]) for s in ld.StreamingDataset(folder, shuffle=True, seed=3)]
-    assert sorted(shuffled) == ordered and shuffled != ordered
+    assert sorted(shuffled) == ordered
+    assert shuffled != ordered
     half = ld.StreamingDataset(folder, subsample=0.5)
-    assert len(half) == 60 and len({int(s["id"]) for s in half}) == 60
+    assert len(half) == 60
+    assert len({int(s["id"]) for s in half}) == 60
     loader = ld.StreamingDataLoader(
         ld.StreamingDataset(folder, drop_last=True), batch_size=7, num_workers=2
     )
