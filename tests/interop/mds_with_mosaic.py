@@ -7,8 +7,9 @@
 ``write`` uses ``MDSWriter`` with every column encoding (``COMPRESSION`` ``none`` for
 uncompressed shards), or with three plain columns (``--simple``, for streaming tests).
 ``read`` dumps ``canonical(ds[i])`` for every sample of Mosaic's own ``StreamingDataset`` over a
-copy of the dataset (Mosaic decompresses shards into its local folder). ``wds`` writes WebDataset tar shards with ``webdataset.ShardWriter``. Run with the
-working directory outside the repository, whose ``litdata`` would shadow the peer's.
+copy of the dataset (Mosaic decompresses shards into its local folder). ``wds`` writes
+WebDataset tar shards with ``webdataset.ShardWriter``. Run with the working directory outside
+the repository, whose ``litdata`` would shadow the peer's.
 """
 
 from __future__ import annotations
