@@ -119,3 +119,11 @@ def wds_sample(index: int) -> dict[str, Any]:
         "json": json.dumps({"index": index}),
         "bin": bytes([index % 256]) * (1 + index % 17),
     }
+
+
+def wds_rows(tar: str) -> Any:
+    """``optimize``'s ``fn`` in the WebDataset ingest test: one row per sample of a tar."""
+    import litdata
+
+    for sample in litdata.iter_webdataset_tar(tar):
+        yield {"key": sample["__key__"], "label": int(sample["cls"]), "text": sample["txt"]}
