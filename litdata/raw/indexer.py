@@ -167,6 +167,7 @@ def load_or_build_index(
                 f"filters). Check the path, or the indexer's settings."
             )
         data = _encode(location.url, files)
+        kept.parent.mkdir(parents=True, exist_ok=True)
         publish_bytes(kept, data)
         if remote:
             _share(location, data)
@@ -184,6 +185,7 @@ def _kept(location: Location, kept: Path, remote: bool) -> list[FileMetadata] | 
         return None
     files = _decode(data, location.join(INDEX_NAME))
     if files is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
         publish_bytes(kept, data)
     return files
 
