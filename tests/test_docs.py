@@ -2,6 +2,7 @@
 
 import inspect
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -33,8 +34,15 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 @pytest.fixture
 def environment(request, page):
-    """The environment a page's examples run in: remote.md talks to the session's S3 server."""
+    """The environment a page's examples run in: remote.md talks to the session's S3 server.
+
+    mds.md reads a dataset the real MDSWriter wrote (its writing example is not run: Mosaic is
+    not installed here), copied where the page expects it.
+    """
     env = dict(os.environ)
+    if page.name == "mds.md":
+        fixture = ROOT / "tests" / "data" / "mds-0.13.0" / "simple"
+        shutil.copytree(fixture, request.getfixturevalue("tmp_path") / "my-mds-dataset")
     if page.name == "remote.md":
         store = request.getfixturevalue("s3_server")
         store.create_bucket("my-bucket")
