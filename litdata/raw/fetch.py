@@ -1,10 +1,10 @@
 """``FileFetcher``: the bytes of many files at once, with a bounded number of requests in flight.
 
+Local files are read in the calling thread (threads only add overhead to page-cache reads).
 Remote files are read with one GET each (a ranged read of the whole object, its size being
 known from the index), or, from ``range_parallel_threshold`` bytes on, as ranges of
-``range_chunk_size`` fetched side by side. Local files are read directly. With
-``cache_files=True`` each file is also kept (atomically) under the cache folder, and read from
-there next time. The thread pool is created lazily in each process (never shared across a
+``range_chunk_size`` fetched side by side. With ``cache_files=True`` each file is also kept
+(atomically) under the cache folder, and read from there next time. The thread pool is created lazily in each process (never shared across a
 fork) and never pickled.
 """
 
@@ -72,6 +72,7 @@ class FileFetcher:
         self.range_chunk_size = max(1, range_chunk_size)
         self._pool: ThreadPoolExecutor | None = None
         self._pid = 0
+        self._local = location.local_path is not None
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_pool": None, "_pid": 0}
@@ -105,6 +106,8 @@ class FileFetcher:
             FileNotFoundError: A file is gone.
             OSError: A file could not be read (the message names it).
         """
+        if self._local:
+            return [self._one(file, as_paths) for file in files]
         pool = self.pool(files)
         futures: list[Future[Any] | list[Future[bytes]]] = []
         for file in files:
@@ -127,7 +130,7 @@ class FileFetcher:
 
     def _ranges(self, file: FileMetadata) -> list[tuple[int, int]]:
         threshold = self.range_parallel_threshold
-        if self.location.local_path is not None or not threshold or file.size < threshold:
+        if self._local or not threshold or file.size < threshold:
             return []
         step = self.range_chunk_size
         return [(start, min(start + step, file.size)) for start in range(0, file.size, step)]
@@ -158,9 +161,10 @@ class FileFetcher:
         return data
 
     def _read(self, file: FileMetadata) -> bytes:
-        if self.location.local_path is not None:
+        if self._local:
             try:
-                return Path(file.path).read_bytes()
+                with open(file.path, "rb") as handle:
+                    return handle.read()
             except FileNotFoundError:
                 raise FileNotFoundError(
                     f"{file.path} is listed in the raw index but is gone. Pass "

@@ -109,17 +109,17 @@ class FileIndexer:
     def _walk(self, root: str) -> list[FileMetadata]:
         if not os.path.isdir(root):
             raise FileNotFoundError(f"{root} is not a folder: there are no raw files to read.")
-        files = []
-        base = root.rstrip(os.sep).count(os.sep)
-        for folder, subfolders, names in os.walk(root):
-            depth = folder.rstrip(os.sep).count(os.sep) - base + 1
-            if depth >= self.max_depth:
-                subfolders.clear()
-            subfolders.sort()
-            for name in names:
-                path = os.path.join(folder, name)
-                if self._wanted(name) and os.path.isfile(path):
-                    files.append(FileMetadata(path, os.path.getsize(path)))
+        files: list[FileMetadata] = []
+        folders = [(root, 1)]
+        while folders:
+            folder, depth = folders.pop()
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir():
+                        if depth < self.max_depth:
+                            folders.append((entry.path, depth + 1))
+                    elif entry.is_file() and self._wanted(entry.name):
+                        files.append(FileMetadata(entry.path, entry.stat().st_size))
         return sorted(files, key=lambda file: file.path)
 
 
