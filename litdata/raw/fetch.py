@@ -4,8 +4,8 @@ Local files are read in the calling thread (threads only add overhead to page-ca
 Remote files are read with one GET each (a ranged read of the whole object, its size being
 known from the index), or, from ``range_parallel_threshold`` bytes on, as ranges of
 ``range_chunk_size`` fetched side by side. With ``cache_files=True`` each file is also kept
-(atomically) under the cache folder, and read from there next time. The thread pool is created lazily in each process (never shared across a
-fork) and never pickled.
+(atomically) under the cache folder, and read from there next time. The thread pool is created
+lazily in each process (never shared across a fork) and never pickled.
 """
 
 from __future__ import annotations
