@@ -47,6 +47,8 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         range_parallel_threshold: Fetch files of at least this many bytes as parallel ranged
             requests (0: one request per file).
         range_chunk_size: The size of those ranges.
+        download_timeout: Seconds a batch's files may take (at least 3 s per 25 MB of its
+            largest file); past it, a ``TimeoutError`` names a file still missing.
 
     Override :meth:`setup` to filter the files or to group them into items.
 
@@ -70,6 +72,7 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         item_type: Literal["bytes", "path"] = "bytes",
         range_parallel_threshold: int = 0,
         range_chunk_size: int = 8 * 1024 * 1024,
+        download_timeout: float = 120.0,
     ) -> None:
         if item_type not in ("bytes", "path"):
             raise ValueError(f"item_type must be 'bytes' or 'path', got {item_type!r}")
@@ -84,7 +87,7 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         self.item_type = item_type
         self.cache_files = cache_files
         files = load_or_build_index(
-            self.location, indexer or FileIndexer(), cache_dir, recompute_index
+            self.location, indexer or FileIndexer(), cache_dir, recompute_index, storage_options
         )
         items = self.setup(files)
         if not isinstance(items, list):
@@ -100,8 +103,9 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
             self.location,
             max_concurrent_downloads,
             folder,
-            range_parallel_threshold,
-            range_chunk_size,
+            range_parallel_threshold=range_parallel_threshold,
+            range_chunk_size=range_chunk_size,
+            timeout=download_timeout,
         )
 
     def setup(self, files: list[FileMetadata]) -> list[FileMetadata] | list[list[FileMetadata]]:

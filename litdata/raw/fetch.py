@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import statistics
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -55,6 +56,7 @@ class FileFetcher:
         range_parallel_threshold: Files of at least this size are fetched as parallel ranges
             (0: never).
         range_chunk_size: The size of those ranges.
+        timeout: Seconds a batch may take (raised for large files, 3 s per 25 MB).
     """
 
     def __init__(
@@ -62,10 +64,13 @@ class FileFetcher:
         location: Location,
         budget: int | None,
         cache_folder: Path | None,
+        *,
         range_parallel_threshold: int = 0,
         range_chunk_size: int = 8 * 1024 * 1024,
+        timeout: float = 120.0,
     ) -> None:
         self.location = location
+        self.timeout = timeout
         self.budget = budget
         self.cache_folder = cache_folder
         self.range_parallel_threshold = range_parallel_threshold
@@ -118,14 +123,27 @@ class FileFetcher:
                 )
             else:
                 futures.append(pool.submit(self._one, file, as_paths))
+        largest = max((file.size for file in files), default=0)
+        deadline = time.monotonic() + max(self.timeout, 3 * largest / 25e6)
         results = []
         for file, future in zip(files, futures, strict=True):
+            parts = future if isinstance(future, list) else [future]
+            try:
+                values = [part.result(max(0.0, deadline - time.monotonic())) for part in parts]
+            except TimeoutError:
+                for pending in futures:
+                    for part in pending if isinstance(pending, list) else [pending]:
+                        part.cancel()
+                raise TimeoutError(
+                    f"Fetching {file.path} took longer than the batch's "
+                    f"{self.timeout:.0f} s download_timeout; the storage is unreachable or slow."
+                ) from None
             if isinstance(future, list):
-                data = b"".join(part.result() for part in future)
+                data = b"".join(values)
                 self._keep(file, data)
                 results.append(data)
             else:
-                results.append(future.result())
+                results.append(values[0])
         return results
 
     def _ranges(self, file: FileMetadata) -> list[tuple[int, int]]:

@@ -14,13 +14,13 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from litdata.core.cache.directory import cache_home
-from litdata.core.storage.location import Location
+from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import publish_bytes
 
 __all__ = ["INDEX_NAME", "BaseIndexer", "FileIndexer", "FileMetadata", "load_or_build_index"]
@@ -44,6 +44,15 @@ class FileMetadata:
     path: str
     size: int
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"path", "size"}``, as the kept list stores it."""
+        return {"path": self.path, "size": self.size}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FileMetadata:
+        """The metadata ``to_dict`` described."""
+        return cls(path=str(data["path"]), size=int(data["size"]))
+
 
 @runtime_checkable
 class TreeListing(Protocol):
@@ -55,10 +64,15 @@ class TreeListing(Protocol):
 
 
 class BaseIndexer(Protocol):
-    """Finds the files of a raw dataset (subclass ``FileIndexer`` or write your own)."""
+    """Finds the files of a raw dataset (subclass ``FileIndexer`` or write your own).
 
-    def discover_files(self, location: Location) -> list[FileMetadata]:
-        """Every file of the dataset at ``location``, sorted by path."""
+    The signature is LitData's, so an indexer written for LitData works here.
+    """
+
+    def discover_files(
+        self, input_dir: str, storage_options: Mapping[str, Any] | None
+    ) -> list[FileMetadata]:
+        """Every file of the dataset at ``input_dir`` (a path or URL), sorted by path."""
         ...
 
 
@@ -83,13 +97,16 @@ class FileIndexer:
             return False
         return self.extensions is None or os.path.splitext(name)[1].lower() in self.extensions
 
-    def discover_files(self, location: Location) -> list[FileMetadata]:
-        """Every file under ``location`` within ``max_depth`` levels, sorted by path.
+    def discover_files(
+        self, input_dir: str, storage_options: Mapping[str, Any] | None = None
+    ) -> list[FileMetadata]:
+        """Every file under ``input_dir`` within ``max_depth`` levels, sorted by path.
 
         Raises:
             FileNotFoundError: The folder does not exist.
             TypeError: The storage backend cannot list recursively.
         """
+        location = resolve(input_dir, storage_options=storage_options)
         local = location.local_path
         if local is not None:
             return self._walk(local)
@@ -128,7 +145,7 @@ def _encode(source: str, files: list[FileMetadata]) -> bytes:
 
     record = {
         "source": source,
-        "files": [{"path": file.path, "size": file.size} for file in files],
+        "files": [file.to_dict() for file in files],
         "created_at": time.time(),
     }
     return bytes(zstandard.ZstdCompressor().compress(json.dumps(record).encode()))
@@ -139,7 +156,7 @@ def _decode(data: bytes, where: str) -> list[FileMetadata] | None:
 
     try:
         raw: Any = json.loads(zstandard.ZstdDecompressor().decompressobj().decompress(data))
-        return [FileMetadata(str(item["path"]), int(item["size"])) for item in raw["files"]]
+        return [FileMetadata.from_dict(item) for item in raw["files"]]
     except (ValueError, KeyError, TypeError, zstandard.ZstdError) as error:
         logger.warning("ignoring the unreadable raw index %s (%s); listing again", where, error)
         return None
@@ -150,17 +167,24 @@ def load_or_build_index(
     indexer: BaseIndexer,
     cache_dir: str | None,
     recompute: bool,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> list[FileMetadata]:
     """The files of the raw dataset at ``location``: the kept list, or a new listing.
 
     Raises:
         ValueError: There are no files.
+        TypeError: The indexer did not return a list of ``FileMetadata``.
     """
     kept = cache_home(location.url, cache_dir) / INDEX_NAME
     remote = location.local_path is None
     files = None if recompute else _kept(location, kept, remote)
     if files is None:
-        files = indexer.discover_files(location)
+        files = indexer.discover_files(location.url, storage_options)
+        if not isinstance(files, list) or not all(isinstance(f, FileMetadata) for f in files):
+            raise TypeError(
+                f"The indexer {type(indexer).__name__} returned {type(files).__name__} for "
+                f"{location.url}; discover_files must return a list of FileMetadata."
+            )
         if not files:
             raise ValueError(
                 f"No files found in {location.url} (with the indexer's depth and extension "

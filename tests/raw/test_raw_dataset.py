@@ -181,3 +181,51 @@ def test_large_remote_files_come_in_parallel_ranges(s3_server, tmp_path):
     kept = dataset._fetcher.cached_path(FileMetadata(f"{url}/f1.bin", 300_001))
     assert kept is not None
     assert kept.read_bytes() == blobs["f1.bin"]
+
+
+class DogsOnly:
+    """An indexer with LitData's signature: ``discover_files(input_dir, storage_options)``."""
+
+    def discover_files(self, input_dir, storage_options):
+        names = sorted(os.listdir(os.path.join(input_dir, "dogs")))
+        return [
+            FileMetadata(os.path.join(input_dir, "dogs", n), 1) for n in names if n.endswith(".jpg")
+        ]
+
+
+def test_a_litdata_style_indexer_is_used(tmp_path):
+    _files(tmp_path / "data", 12)
+    dataset = ld.StreamingRawDataset(
+        tmp_path / "data", cache_dir=str(tmp_path / "cache"), indexer=DogsOnly()
+    )
+    assert len(dataset) == 4  # dogs/ holds img002, 004, 006, 008 (000 and 010 are in deep/)
+
+
+class Broken:
+    def discover_files(self, input_dir, storage_options):
+        return {"not": "a list"}
+
+
+def test_an_indexer_returning_no_list_is_named(tmp_path):
+    _files(tmp_path / "data", 3)
+    with pytest.raises(TypeError, match="Broken returned dict"):
+        ld.StreamingRawDataset(tmp_path / "data", cache_dir=str(tmp_path / "c"), indexer=Broken())
+
+
+def test_an_unreachable_store_is_an_error_not_a_hang(s3_server, tmp_path):
+    url = s3_server.url(s3_server.new_bucket(), "raw")
+    location = resolve(url, storage_options=s3_server.storage_options)
+    for index in range(4):
+        location.write(f"f{index}.bin", bytes(100))
+    dataset = ld.StreamingRawDataset(
+        url,
+        cache_dir=str(tmp_path / "cache"),
+        storage_options=s3_server.storage_options,
+        download_timeout=2,
+    )
+    s3_server.stop()
+    try:
+        with pytest.raises(OSError, match="f1.bin|f0.bin"):
+            dataset.__getitems__([0, 1])
+    finally:
+        s3_server.start()
