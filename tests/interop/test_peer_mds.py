@@ -96,3 +96,16 @@ def test_webdataset_shards_ingest_into_optimize(tmp_path):
     rows = sorted(ld.StreamingDataset(tmp_path / "optimized"), key=lambda row: row["key"])
     assert [row["key"] for row in rows] == [f"sample{i:05d}" for i in range(50)]
     assert rows[7]["label"] == 7
+
+
+def test_webdataset_shards_stream_as_they_are(tmp_path):
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    _peer(tmp_path, "wds", folder / "shard-%03d.tar", 70, 16)
+    stream = ld.StreamingDataset(folder, shuffle=True)
+    loader = ld.StreamingDataLoader(stream, batch_size=5, num_workers=2, collate_fn=list)
+    samples = sorted((s for batch in loader for s in batch), key=lambda s: s["__key__"])
+    assert [s["__key__"] for s in samples] == [f"sample{i:05d}" for i in range(70)]
+    for index, sample in enumerate(samples):
+        assert sample["txt"] == wds_sample(index)["txt"].encode()
+        assert sample["bin"] == wds_sample(index)["bin"]

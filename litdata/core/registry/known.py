@@ -20,6 +20,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "builtin": "litdata.plugins.hooks",
         "posix": "litdata.plugins.storage.posix",
         "mds": "litdata.plugins.formats.mds",
+        "webdataset": "litdata.plugins.formats.webdataset",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
@@ -72,6 +73,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     "litdata.formats": {
         "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
         "mds": "litdata.plugins.formats.mds:MDSFormat",
+        "webdataset": "litdata.plugins.formats.webdataset:WebDatasetFormat",
     },
 }
 
