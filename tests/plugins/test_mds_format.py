@@ -232,3 +232,36 @@ def test_streams_from_s3_with_two_workers(s3_server, tmp_path, name):
     loader = ld.StreamingDataLoader(stream, batch_size=4, num_workers=2, collate_fn=list)
     seen = sorted(json.dumps(canonical.canonical(s)) for batch in loader for s in batch)
     assert seen == sorted(json.dumps(w) for w in want)
+
+
+def _merged(tmp_path):
+    """The encodings_zstd fixture as Mosaic's merge_index leaves it: shards in subfolders."""
+    folder = copy_fixture("encodings_zstd", tmp_path / "merged")
+    index = json.loads((folder / "index.json").read_text())
+    for number, shard in enumerate(index["shards"]):
+        part = f"part{number % 2}"
+        (folder / part).mkdir(exist_ok=True)
+        for key in ("raw_data", "zip_data"):
+            if shard[key] is not None:
+                name = shard[key]["basename"]
+                if (folder / name).exists():
+                    (folder / name).rename(folder / part / name)
+                shard[key]["basename"] = f"{part}/{name}"
+    (folder / "index.json").write_text(json.dumps(index))
+    return folder
+
+
+def test_a_merged_index_with_shards_in_subfolders_streams(s3_server, tmp_path):
+    folder = _merged(tmp_path)
+    want = mosaic_read("encodings")
+    assert canonical.first_difference(_canonical_all(ld.DatasetReader(folder)), want, "m") is None
+    url = s3_server.url(s3_server.new_bucket(), "merged")
+    location = resolve(url, storage_options=s3_server.storage_options)
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            location.write(path.relative_to(folder).as_posix(), path.read_bytes())
+    options = {"storage_options": s3_server.storage_options, "cache_dir": str(tmp_path / "c")}
+    stream = ld.StreamingDataset(url, **options)
+    assert sorted(json.dumps(canonical.canonical(s)) for s in stream) == sorted(
+        json.dumps(w) for w in want
+    )
