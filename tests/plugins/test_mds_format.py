@@ -126,6 +126,28 @@ def test_elastic_resume_with_another_worker_count_yields_the_unseen_samples(tmp_
     assert sorted(seen) == list(range(120))
 
 
+def test_ranks_read_disjoint_samples_and_resume_on_another_world_size(tmp_path, monkeypatch):
+    folder = copy_fixture("simple", tmp_path / "ds")
+    seen, states = [], []
+    for rank in range(2):
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        monkeypatch.setenv("RANK", str(rank))
+        head, state = _take(_loader(folder, 2), 4)
+        seen.append({i for batch in head for i in batch})
+        states.append(state)
+    assert not seen[0] & seen[1]
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("RANK", "0")
+    resumed = _loader(folder, 1)
+    resumed.load_state_dict(states[0])
+    tail, _ = _take(resumed)
+    rest = [i for batch in tail for i in batch]
+    assert not (seen[0] | seen[1]) & set(rest)
+    assert len(set(rest)) == len(rest)
+    missing = set(range(120)) - seen[0] - seen[1] - set(rest)
+    assert len(missing) < 2 * 6 + 6  # drop_last (on under DDP) drops less than a batch a rank
+
+
 def test_an_mds_and_a_chunk_dataset_combine(tmp_path):
     folder = copy_fixture("simple", tmp_path / "ds")
     native = [
