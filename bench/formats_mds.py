@@ -14,6 +14,8 @@ reading process tree (sampled every 200 ms):
 - ``raw``: a folder of ~16 KB files in 10 class folders, read by ours and by LitData 0.2.76
   (``StreamingRawDataset(dir)`` + torch ``DataLoader(shuffle=True)``), each listing the folder
   itself (a fresh cache dir per run). Target: ours >= 1.2x.
+- ``raw-s3``: the same files uploaded to a moto S3 server on loopback (both libraries reach
+  it through ``AWS_ENDPOINT_URL`` and the standard credential variables).
 
 Every child runs in its own process: ours under ``.venv`` with ``PYTHONPATH=<repo>``, the peers
 under the peers' venv (``bench/peers.py``) from a directory outside the repository. Children
@@ -40,6 +42,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from memory import PeakPss  # noqa: E402
+from remote import MotoServer  # noqa: E402
 
 CACHE = Path(os.environ.get("LITDATA_BENCH_CACHE", Path.home() / ".cache" / "litdata-bench"))
 DATA = CACHE / "data" / "formats"
@@ -98,7 +101,7 @@ RAW = (
 from torch.utils.data import DataLoader
 from litdata import StreamingRawDataset
 start = time.perf_counter()
-dataset = StreamingRawDataset(path, cache_dir=cache)
+dataset = StreamingRawDataset(path, cache_dir=cache, recompute_index=True)
 loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=workers, collate_fn=collate)
 labels = [int.from_bytes(item[:4], "little") for batch in loader for item in batch]
 finish(start, labels)
@@ -106,8 +109,11 @@ finish(start, labels)
 )
 
 
-def _child(python: Path, code: str, *args: str, peer: bool) -> dict[str, Any]:
+def _child(
+    python: Path, code: str, *args: str, peer: bool, extra: dict[str, str] | None = None
+) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(extra or {})
     if not peer:
         env["PYTHONPATH"] = str(REPO)
     scratch = Path(tempfile.mkdtemp(prefix="bench-formats-", dir=CACHE / "tmp"))
@@ -131,6 +137,30 @@ def _child(python: Path, code: str, *args: str, peer: bool) -> dict[str, Any]:
         return result
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+UPLOAD = """
+import os, sys, boto3
+source, bucket = sys.argv[1], sys.argv[2]
+client = boto3.client("s3")
+client.create_bucket(Bucket=bucket)
+for folder, _, names in os.walk(source):
+    for name in names:
+        if name == "index.json.zstd":  # LitData's list of the local folder, with local paths
+            continue
+        path = os.path.join(folder, name)
+        client.upload_file(path, bucket, "raw/" + os.path.relpath(path, source))
+"""
+
+
+def _s3_env(endpoint: str) -> dict[str, str]:
+    """Both libraries reach the moto server through the standard AWS variables."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
 
 
 def prepare(samples: int, files: int) -> tuple[Path, Path]:
@@ -164,13 +194,26 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=4000)
     parser.add_argument("--workers", default="0,2")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-s3", action="store_true", help="skip the raw-s3 row")
     args = parser.parse_args()
     (CACHE / "tmp").mkdir(parents=True, exist_ok=True)
     mds, raw = prepare(args.samples, args.files)
-    rows = [
-        ("mds", "Mosaic 0.13", mds, OURS_MDS, MOSAIC_MDS, args.samples),
-        ("raw", "LitData 0.2.76", raw, RAW, RAW, args.files),
+    rows: list[tuple[str, str, str, str, str | None, int]] = [
+        ("mds", "Mosaic 0.13", str(mds), OURS_MDS, MOSAIC_MDS, args.samples),
+        ("raw", "LitData 0.2.76", str(raw), RAW, RAW, args.files),
     ]
+    server = None
+    extra: dict[str, str] = {}
+    if not args.no_s3:
+        server = MotoServer(OURS.parent, CACHE / "tmp", CACHE / "tmp" / "moto")
+        server.start()
+        extra = _s3_env(server.endpoint)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        subprocess.run(
+            [str(OURS), "-c", UPLOAD, str(raw), "bench-raw"], check=True, env={**env, **extra}
+        )
+        # LitData lists S3 folders with s3fs, which the peers' venv does not have: ours only.
+        rows.append(("raw-s3", "(LitData: no s3fs)", "s3://bench-raw/raw", RAW, None, args.files))
     lines = [
         f"{time.strftime('%Y-%m-%d %H:%M')} UTC, {os.cpu_count()} CPUs (shared with other jobs), "
         f"median of {args.repeats}",
@@ -183,18 +226,26 @@ def main() -> None:
         for workers in [int(w) for w in args.workers.split(",")]:
             ours, theirs = [], []
             for _ in range(args.repeats):
-                ours.append(_child(OURS, ours_code, str(path), str(workers), peer=False))
-                theirs.append(_child(PEER, peer_code, str(path), str(workers), peer=True))
+                ours.append(_child(OURS, ours_code, path, str(workers), peer=False, extra=extra))
+                if peer_code is not None:
+                    theirs.append(
+                        _child(PEER, peer_code, path, str(workers), peer=True, extra=extra)
+                    )
             assert all(r["samples"] == count for r in ours + theirs)
             rate = statistics.median(r["samples"] / r["seconds"] for r in ours)
-            peer_rate = statistics.median(r["samples"] / r["seconds"] for r in theirs)
+            peak = statistics.median(r["peak_mb"] for r in ours)
+            peer_rate, ratio, peer_peak = "n/a", "n/a", "n/a"
+            if theirs:
+                their_rate = statistics.median(r["samples"] / r["seconds"] for r in theirs)
+                peer_rate, ratio = f"{their_rate:,.0f}", f"{rate / their_rate:.2f}x"
+                peer_peak = f"{statistics.median(r['peak_mb'] for r in theirs):,.0f}"
             lines.append(
-                f"| {name} | {workers} | {rate:,.0f} | {peer_name} | {peer_rate:,.0f} | "
-                f"{rate / peer_rate:.2f}x | "
-                f"{statistics.median(r['peak_mb'] for r in ours):,.0f} | "
-                f"{statistics.median(r['peak_mb'] for r in theirs):,.0f} |"
+                f"| {name} | {workers} | {rate:,.0f} | {peer_name} | {peer_rate} | {ratio} | "
+                f"{peak:,.0f} | {peer_peak} |"
             )
             print(lines[-1], flush=True)
+    if server is not None:
+        server.stop()
     table = "\n".join(lines)
     print(table)
     out = HERE / "results" / f"{time.strftime('%Y-%m-%d-%H%M')}-formats-mds-raw.md"

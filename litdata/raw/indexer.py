@@ -198,9 +198,21 @@ def load_or_build_index(
     return files
 
 
+def _ours(files: list[FileMetadata] | None, location: Location, where: str) -> bool:
+    """Whether a kept list is this folder's (a list copied along with the files is not)."""
+    if files is None:
+        return False
+    prefix = location.url.rstrip("/") + "/"
+    if all(file.path.startswith(prefix) for file in files):
+        return True
+    logger.warning("ignoring %s: it lists files outside %s; listing again", where, location.url)
+    return False
+
+
 def _kept(location: Location, kept: Path, remote: bool) -> list[FileMetadata] | None:
     if kept.is_file():
-        return _decode(kept.read_bytes(), str(kept))
+        files = _decode(kept.read_bytes(), str(kept))
+        return files if _ours(files, location, str(kept)) else None
     if not remote:
         return None
     try:
@@ -208,6 +220,8 @@ def _kept(location: Location, kept: Path, remote: bool) -> list[FileMetadata] | 
     except FileNotFoundError:
         return None
     files = _decode(data, location.join(INDEX_NAME))
+    if not _ours(files, location, location.join(INDEX_NAME)):
+        return None
     if files is not None:
         kept.parent.mkdir(parents=True, exist_ok=True)
         publish_bytes(kept, data)

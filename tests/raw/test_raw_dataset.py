@@ -229,3 +229,20 @@ def test_an_unreachable_store_is_an_error_not_a_hang(s3_server, tmp_path):
             dataset.__getitems__([0, 1])
     finally:
         s3_server.start()
+
+
+def test_a_file_list_copied_from_elsewhere_is_ignored(s3_server, tmp_path):
+    written = _files(tmp_path / "data", 6)
+    local = ld.StreamingRawDataset(tmp_path / "data", cache_dir=str(tmp_path / "c0"))
+    assert len(local) == 6
+    url = s3_server.url(s3_server.new_bucket(), "copied")
+    _upload(written, tmp_path / "data", url, s3_server.storage_options)
+    kept = cache_home(local.input_dir, str(tmp_path / "c0")) / "index.json.zstd"
+    resolve(url, storage_options=s3_server.storage_options).write(
+        "index.json.zstd", kept.read_bytes()
+    )  # the local folder's list (local paths), copied along with the files
+    remote = ld.StreamingRawDataset(
+        url, cache_dir=str(tmp_path / "c1"), storage_options=s3_server.storage_options
+    )
+    assert all(item.path.startswith(url) for item in remote.items)
+    assert remote[0] == written[min(written)]
