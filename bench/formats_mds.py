@@ -15,7 +15,9 @@ reading process tree (sampled every 200 ms):
   (``StreamingRawDataset(dir)`` + torch ``DataLoader(shuffle=True)``), each listing the folder
   itself (a fresh cache dir per run). Target: ours >= 1.2x.
 - ``raw-s3``: the same files uploaded to a moto S3 server on loopback (both libraries reach
-  it through ``AWS_ENDPOINT_URL`` and the standard credential variables).
+  it through ``AWS_ENDPOINT_URL`` and the standard credential variables). Ours only: the
+  peers' LitData lists S3 folders with s3fs, which its venv lacks. moto answers one request at
+  a time (~150 small GETs/s here), so this row measures the server more than the reader.
 
 Every child runs in its own process: ours under ``.venv`` with ``PYTHONPATH=<repo>``, the peers
 under the peers' venv (``bench/peers.py``) from a directory outside the repository. Children

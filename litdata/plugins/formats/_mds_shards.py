@@ -146,7 +146,8 @@ class MDSDecoder:
         sizes: Sequence[int | None] = extra["column_sizes"]
         self._sizes: tuple[int | None, ...] = tuple(sizes)
         self._variable = sum(size is None for size in self._sizes)
-        unpickle = options.serializers.for_format("pickle").deserialize  # not a core name
+        # The reader's pickle serializer: the restricted unpickler unless allow_pickle=True.
+        unpickle = options.serializers.for_format("pickle").deserialize
         self._columns: tuple[ColumnDecoder, ...] = tuple(
             column_decoder(encoding, name, where, unpickle)
             for encoding, name in zip(index.config.data_format, self._names, strict=True)
