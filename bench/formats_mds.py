@@ -199,6 +199,9 @@ def main() -> None:
     parser.add_argument("--no-s3", action="store_true", help="skip the raw-s3 row")
     args = parser.parse_args()
     (CACHE / "tmp").mkdir(parents=True, exist_ok=True)
+    # The peers are installed with their .pyc files; our checkout under PYTHONDONTWRITEBYTECODE
+    # would otherwise compile every module in every child (as bench/run.py does too).
+    subprocess.run([str(OURS), "-m", "compileall", "-q", str(REPO / "litdata")], check=True)
     mds, raw = prepare(args.samples, args.files)
     rows: list[tuple[str, str, str, str, str | None, int]] = [
         ("mds", "Mosaic 0.13", str(mds), OURS_MDS, MOSAIC_MDS, args.samples),

@@ -20,8 +20,6 @@ from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.core.storage.location import Location
-from litdata.plugins.formats._mds_columns import column_size
-from litdata.plugins.formats._mds_shards import MDSDecoder, RangedMDSDecoder
 
 __all__ = ["MDSFormat", "litdata_detect_format"]
 
@@ -106,6 +104,8 @@ def _entry(shard: Mapping[str, Any], position: int, location: Location) -> Chunk
 
 def _columns(shards: list[Any], where: str) -> tuple[list[str], list[str], list[int | None]]:
     """The columns every shard shares: names, encodings and fixed sizes."""
+    from litdata.plugins.formats._mds_columns import column_size  # only once MDS is found
+
     first = shards[0]
     names, encodings = first.get("column_names"), first.get("column_encodings")
     if not (isinstance(names, list) and isinstance(encodings, list)) or len(names) != len(
@@ -163,6 +163,8 @@ class MDSFormat:
 
     def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
         """A sample decoder; uncompressed shards also read single samples by byte ranges."""
+        from litdata.plugins.formats._mds_shards import MDSDecoder, RangedMDSDecoder
+
         if any(chunk.extra.get("compression") for chunk in index.chunks):
             return MDSDecoder(index, options)
         return RangedMDSDecoder(index, options)
