@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
+    from litdata.plugins.formats._hf_datasets import index_hf_dataset, optimize_hf
+    from litdata.plugins.formats._parquet_rows import ParquetLoader
+    from litdata.plugins.formats.parquet import index_parquet_dataset
     from litdata.processing.debugging import breakpoint
     from litdata.processing.keys import build_keys_index
     from litdata.processing.map import map
@@ -43,6 +46,7 @@ __all__ = [
     "Image",
     "Jpeg",
     "ParallelStreamingDataset",
+    "ParquetLoader",
     "Pil",
     "StreamingDataLoader",
     "StreamingDataset",
@@ -56,6 +60,8 @@ __all__ = [
     "complete_dataset",
     "dataset_update",
     "hookimpl",
+    "index_hf_dataset",
+    "index_parquet_dataset",
     "is_complete_dataset",
     "iter_webdataset_tar",
     "list_media_folder",
@@ -63,6 +69,7 @@ __all__ = [
     "map",
     "merge_datasets",
     "optimize",
+    "optimize_hf",
     "register_namedtuple",
     "train_test_split",
     "walk",
@@ -81,6 +88,10 @@ _LAZY = {
     "TokensLoader": "litdata.core.items.loaders",
     "register_namedtuple": "litdata.core.items.pytree",
     "write_dataset": "litdata.core.writer",
+    "ParquetLoader": "litdata.plugins.formats._parquet_rows",
+    "index_parquet_dataset": "litdata.plugins.formats.parquet",
+    "index_hf_dataset": "litdata.plugins.formats._hf_datasets",
+    "optimize_hf": "litdata.plugins.formats._hf_datasets",
     "complete_dataset": "litdata.processing.merge",
     "is_complete_dataset": "litdata.processing.merge",
     "build_keys_index": "litdata.processing.keys",

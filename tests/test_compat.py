@@ -37,9 +37,6 @@ NOT_YET = {
     "Video",
     "get_gpu_affinity",
     "get_numa_affinity",
-    "index_hf_dataset",
-    "index_parquet_dataset",
-    "optimize_hf",
 }
 
 
@@ -61,6 +58,8 @@ def test_litdatas_streaming_names_are_here():
         ("litdata.streaming", "StreamingDataset StreamingDataLoader CombinedStreamingDataset"),
         ("litdata.streaming", "ParallelStreamingDataset TokensLoader"),
         ("litdata.streaming.item_loader", "TokensLoader PyTreeLoader BaseItemLoader"),
+        ("litdata.streaming.item_loader", "ParquetLoader"),
+        ("litdata", "ParquetLoader index_parquet_dataset index_hf_dataset optimize_hf"),
         ("litdata.processing.functions", "optimize map merge_datasets walk"),
         ("litdata.utilities.encryption", "FernetEncryption RSAEncryption"),
         ("litdata", "walk breakpoint train_test_split"),

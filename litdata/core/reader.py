@@ -46,7 +46,9 @@ class DatasetReader:
         session_options: Session options for backends that take them (S3).
         max_cache_size: The cache budget in bytes for this dataset's fetched chunks.
         verify: Check in-place chunks against their checksums (default on; fetched chunks are
-            always checked); ``LITDATA_VERIFY=0`` turns it off by default.
+            always checked); ``LITDATA_VERIFY=0`` turns it off by default. A chunk file that
+            passed is hashed again only once it changes (``LITDATA_VERIFY=always``: every
+            time it is opened).
     """
 
     def __init__(
@@ -76,7 +78,7 @@ class DatasetReader:
         self._allow_pickle = config.allow_pickle_default() if allow_pickle is None else allow_pickle
         self._encryption = encryption
         if verify is None:
-            verify = config.flag("LITDATA_VERIFY", default=True)
+            verify = config.verify_setting() != "off"
         self.cache = ChunkCache(
             self.location,
             self.index,

@@ -1,7 +1,8 @@
 """``ChunkCache``: makes each chunk of a dataset available as a local, checked, plain file.
 
 - A local, uncompressed chunk is read where it lies (never copied, never modified); its bytes
-  are checked against the index's checksum the first time this process uses it.
+  are checked against the index's checksum the first time this process uses it, unless
+  it passed before and has not changed since (`VerifiedChunks`).
 - A remote or compressed chunk is fetched (downloaded, or read in place), checked, decompressed
   and published into the cache atomically, by one process at a time: the others wait for it.
 - A reader *holds* each chunk it uses (a shared lock); when a download would take the cache
@@ -16,8 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from litdata.core import config
 from litdata.core.cache.directory import cache_home, version_dir
 from litdata.core.cache.locks import ChunkLock
+from litdata.core.cache.verified import VerifiedChunks
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.codecs import create_compressor, decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
@@ -79,6 +82,10 @@ class ChunkCache:
         self._compressor: Compressor | None = None
         self._checked: set[int] = set()
         self._holds: dict[int, ChunkLock] = {}
+        self._verified: VerifiedChunks | None = None
+        if self._local is not None and config.verify_setting() != "always":
+            home = cache_home(self.location.url, cache_dir)
+            self._verified = VerifiedChunks(home / "verified")
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -220,11 +227,16 @@ class ChunkCache:
                     )
                 if entry.checksum is None:
                     return
+                status = os.fstat(handle.fileno())
+                if self._verified is not None and self._verified.known(status, entry):
+                    return
                 if not size:
                     verify_checksum(b"", entry, path)
-                    return
-                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    verify_checksum(data, entry, path)
+                else:
+                    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                        verify_checksum(data, entry, path)
+                if self._verified is not None:
+                    self._verified.add(status, entry)
         except FileNotFoundError:
             raise _missing(path) from None
 

@@ -21,6 +21,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "posix": "litdata.plugins.storage.posix",
         "mds": "litdata.plugins.formats.mds",
         "webdataset": "litdata.plugins.formats.webdataset",
+        "parquet": "litdata.plugins.formats.parquet",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
@@ -31,6 +32,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "az": "litdata.plugins.storage.azure:AzStorage",
         "azure": "litdata.plugins.storage.azure:AzureStorage",
         "abfs": "litdata.plugins.storage.azure:AbfsStorage",
+        "hf": "litdata.plugins.storage.hf:HFStorage",
     },
     "litdata.serializers": {
         "bool": "litdata.plugins.serializers.scalars:BoolSerializer",
@@ -74,6 +76,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
         "mds": "litdata.plugins.formats.mds:MDSFormat",
         "webdataset": "litdata.plugins.formats.webdataset:WebDatasetFormat",
+        "parquet": "litdata.plugins.formats.parquet:ParquetFormat",
     },
 }
 
