@@ -212,6 +212,22 @@ def test_a_shard_failing_its_hash_is_an_error(tmp_path):
         ld.DatasetReader(folder)[0]
 
 
+def test_an_xxh64_digest_is_checked_too(tmp_path):
+    folder = copy_fixture("encodings", tmp_path / "ds")
+    index = json.loads((folder / "index.json").read_text())
+    for shard in index["shards"]:
+        del shard["raw_data"]["hashes"]["sha1"]  # only the xxh64 digest is left
+    (folder / "index.json").write_text(json.dumps(index))
+    assert len(ld.DatasetReader(folder)) == 12
+    shard = folder / "shard.00001.mds"
+    data = bytearray(shard.read_bytes())
+    data[-2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    reader = ld.DatasetReader(folder)
+    with pytest.raises(ChunkCorruptError, match=r"shard\.00001\.mds fails its xxh64 check"):
+        [reader[i] for i in range(len(reader))]
+
+
 def test_an_empty_index_and_an_empty_folder_are_no_dataset(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(DatasetNotFoundError):
