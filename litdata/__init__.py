@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from litdata.processing.optimize import optimize
     from litdata.processing.update import dataset_update
     from litdata.processing.walk import walk
+    from litdata.raw.dataset import StreamingRawDataset
+    from litdata.raw.media import list_media_folder
+    from litdata.raw.webdataset import iter_webdataset_tar
     from litdata.streaming.collate import litdata_collate
     from litdata.streaming.combined import CombinedStreamingDataset
     from litdata.streaming.dataloader import StreamingDataLoader
@@ -72,6 +75,7 @@ __all__ = [
     "Pil",
     "StreamingDataLoader",
     "StreamingDataset",
+    "StreamingRawDataset",
     "TemporalArrayLoader",
     "Tensor",
     "Text",
@@ -89,6 +93,8 @@ __all__ = [
     "index_hf_dataset",
     "index_parquet_dataset",
     "is_complete_dataset",
+    "iter_webdataset_tar",
+    "list_media_folder",
     "litdata_collate",
     "map",
     "merge_datasets",
@@ -144,6 +150,9 @@ _LAZY = {
     "CombinedStreamingDataset": "litdata.streaming.combined",
     "ParallelStreamingDataset": "litdata.streaming.parallel",
     "train_test_split": "litdata.streaming.split",
+    "StreamingRawDataset": "litdata.raw.dataset",
+    "list_media_folder": "litdata.raw.media",
+    "iter_webdataset_tar": "litdata.raw.webdataset",
 }
 
 

@@ -22,24 +22,18 @@ from litdata.core.errors import DatasetExistsError, DatasetNotFoundError, Unknow
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = json.loads((ROOT / "tests" / "data" / "litdata_0_2_76_public_names.json").read_text())
-#: LitData 0.2.76 names not provided yet (each lands with its capability).
-NOT_YET = {
-    "StreamingRawDataset",
-    "iter_webdataset_tar",
-    "list_media_folder",
-}
 
 
 def test_litdatas_top_level_names_are_here():
     missing = {name for name in NAMES["litdata"] if not hasattr(litdata, name)}
-    assert missing == NOT_YET
+    assert missing == set()
 
 
 def test_litdatas_streaming_names_are_here():
     import litdata.streaming
 
     missing = {name for name in NAMES["litdata.streaming"] if not hasattr(litdata.streaming, name)}
-    assert missing <= NOT_YET | {"Cache"}
+    assert missing <= {"Cache"}  # LitData's internal writer class
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 import inspect
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,10 +54,17 @@ def _local_hub(request, root):
 @pytest.fixture
 def environment(request, page, tmp_path_factory):
     """The environment a page's examples run in: remote.md talks to the session's S3 server,
-    huggingface.md to a local Hub."""
+    huggingface.md to a local Hub.
+
+    mds.md reads a dataset the real MDSWriter wrote (its writing example is not run: Mosaic is
+    not installed here), copied where the page expects it.
+    """
     env = dict(os.environ)
     if page.name == "huggingface.md":
         env["HF_ENDPOINT"] = _local_hub(request, tmp_path_factory.mktemp("hub"))
+    if page.name == "mds.md":
+        fixture = ROOT / "tests" / "data" / "mds-0.13.0" / "simple"
+        shutil.copytree(fixture, request.getfixturevalue("tmp_path") / "my-mds-dataset")
     if page.name == "remote.md":
         store = request.getfixturevalue("s3_server")
         store.create_bucket("my-bucket")

@@ -105,9 +105,11 @@ class ChunkCache:
         return self._directory
 
     def _plain_name(self, entry: ChunkEntry) -> str:
+        """The chunk's file name in the cache folder (flat: a format may list nested files)."""
+        name = entry.filename
         if self._compression:
-            return decompressed_filename(entry.filename, self._compression)
-        return entry.filename
+            name = decompressed_filename(name, self._compression)
+        return name.replace("/", "%2F")
 
     # -- using a chunk ---------------------------------------------------------------------
     def hold(self, chunk_index: int) -> str:

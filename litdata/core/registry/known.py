@@ -19,6 +19,8 @@ BUILTIN: dict[str, dict[str, str]] = {
     "litdata": {
         "builtin": "litdata.plugins.hooks",
         "posix": "litdata.plugins.storage.posix",
+        "mds": "litdata.plugins.formats.mds",
+        "webdataset": "litdata.plugins.formats.webdataset",
         "parquet": "litdata.plugins.formats.parquet",
     },
     "litdata.storage": {
@@ -80,6 +82,8 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "litdata.formats": {
         "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
+        "mds": "litdata.plugins.formats.mds:MDSFormat",
+        "webdataset": "litdata.plugins.formats.webdataset:WebDatasetFormat",
         "parquet": "litdata.plugins.formats.parquet:ParquetFormat",
     },
 }

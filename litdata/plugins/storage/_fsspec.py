@@ -196,6 +196,30 @@ class FsspecStorage:
             if entry.get("type") == "file" and entry["name"].strip("/") != path.strip("/")
         )
 
+    def find(self, url: str, max_depth: int | None = None) -> dict[str, int]:
+        """``{name relative to url: size}`` of every object under the prefix ``url``.
+
+        Args:
+            url: The prefix.
+            max_depth: How many levels to descend (1: only objects directly under it).
+
+        Raises:
+            FileNotFoundError: ``url``'s bucket does not exist.
+        """
+        root = self.path(url).rstrip("/")
+        try:
+            with self._errors(url):
+                found = self.fs.find(root, maxdepth=max_depth, detail=True)
+        except MissingBucketError:
+            raise
+        except FileNotFoundError:
+            return {}
+        return {
+            name[len(root) + 1 :]: int(info.get("size") or 0)
+            for name, info in found.items()
+            if info.get("type") == "file" and name.startswith(root + "/")
+        }
+
     def delete(self, url: str) -> None:
         """Remove the object (a missing one, or a missing bucket, is not an error)."""
         with self._errors(url), contextlib.suppress(FileNotFoundError):

@@ -1,0 +1,263 @@
+"""``MDSDecoder``: reads the samples of MosaicML MDS shards (once they are local files).
+
+An MDS shard has nearly the chunk layout litdata already reads: ``[u32 N]``, ``N + 1`` u32
+offsets, the shard's JSON config, then the samples (the offsets are absolute, so the config is
+simply skipped). An uncompressed shard is memory-mapped in place like a native chunk. A
+compressed one (``zstd``, ``gz``, ``bz2``, ``snappy``, ``br``: whichever codec is installed) is
+decompressed into memory when opened; the stored file is never modified. A sample is: one
+``u32`` length per variable-size column, then every column's bytes in column order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from litdata.core.chunks.file import ChunkFile
+from litdata.core.chunks.layout import header_size
+from litdata.core.errors import (
+    ChunkCorruptError,
+    DatasetFormatError,
+    LitdataError,
+    SampleDecodeError,
+)
+from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.reading import ReadOptions
+from litdata.plugins.formats._mds_columns import ColumnDecoder, column_decoder
+
+__all__ = ["MDSDecoder", "RangedMDSDecoder", "ShardFile", "decompressor"]
+
+#: MDS codec name -> (module, function, what to install).
+_CODECS: dict[str, tuple[str, str, str]] = {
+    "gz": ("gzip", "decompress", ""),
+    "bz2": ("bz2", "decompress", ""),
+    "zstd": ("zstandard", "", "zstandard"),
+    "snappy": ("snappy", "decompress", "python-snappy"),
+    "br": ("brotli", "decompress", "brotli"),
+}
+
+
+def _zstd(data: bytes) -> bytes:
+    import zstandard
+
+    # Frames without a recorded content size need the streaming interface.
+    out: bytes = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    return out
+
+
+def decompressor(compression: str, where: str) -> Callable[[bytes], bytes]:
+    """The function that decompresses shards written with ``compression`` (``"zstd:7"``...).
+
+    Raises:
+        DatasetFormatError: Mosaic has no such codec, or the module it needs is missing.
+    """
+    name = compression.partition(":")[0]
+    codec = _CODECS.get(name)
+    if codec is None:
+        raise DatasetFormatError(
+            f"{where} is compressed with {compression!r}, which is not an MDS codec litdata "
+            f"reads ({', '.join(sorted(_CODECS))})."
+        )
+    module, function, package = codec
+    try:
+        loaded = __import__(module)
+    except ImportError:
+        raise DatasetFormatError(
+            f"{where} is compressed with {name!r}; `pip install {package}` to read it."
+        ) from None
+    if name == "zstd":
+        return _zstd
+    decompress: Callable[[bytes], bytes] = getattr(loaded, function)
+    return decompress
+
+
+def _digest(algorithm: str, data: bytes | memoryview) -> str | None:
+    """``algorithm``'s hex digest of ``data`` (hashlib's, or xxhash's ``xxh*``), if known."""
+    if algorithm.startswith("xxh"):
+        import xxhash
+
+        function = getattr(xxhash, algorithm, None)
+        return None if function is None else str(function(data).hexdigest())
+    if algorithm in hashlib.algorithms_available:
+        return hashlib.new(algorithm, data).hexdigest()
+    return None
+
+
+def _check_hashes(data: bytes | memoryview, hashes: dict[str, str], path: str) -> None:
+    """Check the digests MDSWriter recorded (an algorithm neither library knows is skipped)."""
+    for algorithm, expected in hashes.items():
+        actual = _digest(algorithm, data)
+        if actual is not None and actual != expected:
+            raise ChunkCorruptError(
+                f"Shard {path} fails its {algorithm} check (index.json records {expected}, the "
+                f"file hashes to {actual}). Re-download or re-create the dataset."
+            )
+
+
+class ShardFile(ChunkFile):
+    """One MDS shard (mapped, or in memory once decompressed), its header checked.
+
+    Args:
+        path: The local shard file.
+        entry: Its chunk entry.
+        data: The shard's plain bytes when they live only in memory (decompressed).
+
+    Raises:
+        ChunkCorruptError: The shard is truncated, or its header disagrees with the index.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, path: str, entry: ChunkEntry, data: bytes | None = None) -> None:
+        self.path = Path(path)
+        self.entry = entry
+        self._map = None
+        self.view = memoryview(data) if data is not None else self._mapped()
+        size, needed = len(self.view), header_size(entry.chunk_size)
+        if size < needed:
+            raise ChunkCorruptError(
+                f"Shard {path} is truncated: {size} bytes, but its header alone needs {needed}. "
+                f"Re-download or re-create the dataset."
+            )
+        count, first = struct.unpack_from("<II", self.view)
+        (last,) = struct.unpack_from("<I", self.view, 4 + 4 * entry.chunk_size)
+        if count != entry.chunk_size:
+            raise ChunkCorruptError(
+                f"Shard {path} says it holds {count} samples, but index.json lists "
+                f"{entry.chunk_size}. The shard or the index is corrupt or from another dataset."
+            )
+        if not needed <= first <= last == size:
+            raise ChunkCorruptError(
+                f"Shard {path} is corrupt or truncated: its samples span bytes {first}..{last} "
+                f"but the file has {size} bytes. Re-download or re-create the dataset."
+            )
+
+
+class MDSDecoder:
+    """Decodes the samples of an MDS dataset into ``{column: value}`` dicts.
+
+    Args:
+        index: The dataset's index, as ``MDSFormat.read_index`` builds it.
+        options: The reader's options (its ``pickle`` serializer decodes ``pkl`` columns).
+    """
+
+    def __init__(self, index: DatasetIndex, options: ReadOptions) -> None:
+        extra = index.config.extra
+        where = options.where
+        if options.item_loader is not None:
+            raise DatasetFormatError(
+                f"{where} is a MosaicML MDS dataset: it is read without an item_loader "
+                f"(got {options.item_loader!r})."
+            )
+        self._names: tuple[str, ...] = tuple(extra["column_names"])
+        sizes: Sequence[int | None] = extra["column_sizes"]
+        self._sizes: tuple[int | None, ...] = tuple(sizes)
+        self._variable = sum(size is None for size in self._sizes)
+        # The reader's pickle serializer: the restricted unpickler unless allow_pickle=True.
+        unpickle = options.serializers.for_format("pickle").deserialize
+        self._columns: tuple[ColumnDecoder, ...] = tuple(
+            column_decoder(encoding, name, where, unpickle)
+            for encoding, name in zip(index.config.data_format, self._names, strict=True)
+        )
+        self._where = where
+
+    def items_in_chunk(self, entry: ChunkEntry) -> int:
+        """The shard's sample count."""
+        return entry.chunk_size
+
+    def open(self, path: str, entry: ChunkEntry) -> ShardFile:
+        """Map an uncompressed shard, or decompress a compressed one into memory.
+
+        Raises:
+            FileNotFoundError: The shard is missing.
+            ChunkCorruptError: It is truncated, does not decompress, or fails its hashes.
+        """
+        compression = entry.extra.get("compression")
+        hashes = dict(entry.extra.get("hashes") or {})
+        if not compression and not hashes:
+            return ShardFile(path, entry)
+        try:
+            stored = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"Shard {path} listed in index.json is missing.") from None
+        _check_hashes(stored, hashes, path)
+        if not compression:
+            return ShardFile(path, entry, stored)
+        try:
+            plain = decompressor(compression, path)(stored)
+        except DatasetFormatError:
+            raise
+        except Exception as error:
+            raise ChunkCorruptError(
+                f"Shard {path} does not decompress with {compression!r} ({error}); it is "
+                f"truncated or corrupt. Re-download or re-create the dataset."
+            ) from None
+        expected = entry.extra.get("raw_bytes")
+        if expected is not None and len(plain) != expected:
+            raise ChunkCorruptError(
+                f"Shard {path} decompresses to {len(plain):,} bytes, but index.json records "
+                f"{expected:,}. Re-download or re-create the dataset."
+            )
+        return ShardFile(path, entry, plain)
+
+    def read(self, chunk: ChunkFile, position: int) -> dict[str, Any]:
+        """The sample at ``position`` of a shard ``open`` returned.
+
+        Raises:
+            ChunkCorruptError: The sample's bytes are inconsistent.
+            SampleDecodeError: A column's value does not decode; the message names the shard,
+                the sample and the column.
+        """
+        return self._decode(chunk.item(position), f"Shard {chunk.path}, sample {position}")
+
+    def _decode(self, data: memoryview, where: str) -> dict[str, Any]:
+        prefix = 4 * self._variable
+        if len(data) < prefix:
+            raise ChunkCorruptError(f"{where}: {len(data)} bytes cannot hold its column sizes.")
+        given = iter(struct.unpack_from(f"<{self._variable}I", data))
+        sizes = [next(given) if size is None else size for size in self._sizes]
+        if prefix + sum(sizes) != len(data):
+            raise ChunkCorruptError(
+                f"{where}: its columns take {prefix + sum(sizes)} bytes, but it has "
+                f"{len(data)}. The shard is corrupt."
+            )
+        sample: dict[str, Any] = {}
+        start = prefix
+        for name, size, decode in zip(self._names, sizes, self._columns, strict=True):
+            try:
+                sample[name] = decode(data[start : start + size])
+            except LitdataError:  # already says what to do (an unsafe pickle)
+                raise
+            except Exception as error:
+                raise SampleDecodeError(
+                    f"{where}: column {name!r} does not decode: {type(error).__name__}: {error}"
+                ) from error
+            start += size
+        return sample
+
+
+class RangedMDSDecoder(MDSDecoder):
+    """An ``MDSDecoder`` for uncompressed shards: single samples are read by byte ranges."""
+
+    def item_span(
+        self, entry: ChunkEntry, position: int, header: Callable[[int, int], bytes]
+    ) -> tuple[int, int]:
+        """Where sample ``position`` lies in the shard, from its offsets.
+
+        Raises:
+            ChunkCorruptError: The offsets fall outside the shard.
+        """
+        start, end = struct.unpack("<II", header(4 + 4 * position, 12 + 4 * position))
+        if not header_size(entry.chunk_size) <= start <= end <= entry.chunk_bytes:
+            raise ChunkCorruptError(
+                f"Shard {entry.filename}, sample {position}: its offsets {start}..{end} fall "
+                f"outside the shard's {entry.chunk_bytes} bytes. The shard is corrupt."
+            )
+        return start, end
+
+    def decode_item(self, data: memoryview, where: str) -> dict[str, Any]:
+        """Decode one sample's bytes."""
+        return self._decode(data, where)
