@@ -100,13 +100,23 @@ def open_dataset(
     home = None if where.local_path is not None else cache_home(where.url, cache_dir)
     try:
         name = hooks.detect_format(where, given)
-        if name is None and where.pattern is None and _names_a_file(where):
+        file = name is None and where.pattern is None and _names_a_file(where)
+        if file:
             where = where.parent()  # ``data/train-0.parquet``: that file of its folder
             name = hooks.detect_format(where, given)
         if name is None:
             raise _missing(where)
         adapter = registries.formats.create(name)
-        index = _matching(given or adapter.read_index(where), where)
+        try:
+            index = _matching(given or adapter.read_index(where), where)
+        except DatasetNotFoundError:
+            if not file:
+                raise
+            raise DatasetNotFoundError(
+                f"No dataset at {where.join(where.pattern or '')}: the path is a file, not a "
+                f"dataset directory (and not a file a format reads as a dataset). Pass its "
+                f"folder, {where.url}."
+            ) from None
     except StorageError as error:
         kept = recall(home) if home is not None else None
         if kept is None:
