@@ -15,12 +15,14 @@ from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
 
+from litdata.core import tracing
 from litdata.core.errors import LitdataWarning
 from litdata.core.lifeline import Lifeline
 from litdata.streaming.agreement import check_ranks_agree
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.state_shape import require_loader_state
+from litdata.streaming.traced import traced_batches
 from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
@@ -215,8 +217,12 @@ class StreamingDataLoader(DataLoader[Any]):
         self._latest_worker = -1
         check_ranks_agree(self, dataset.agreement)
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
+        envelopes: Iterator[Any] = super().__iter__()
+        tracer = tracing.current()
+        if tracer is not None:  # tracing off: this branch is all it costs
+            envelopes = traced_batches(envelopes, tracer, self.current_epoch)
         try:
-            for envelope in super().__iter__():
+            for envelope in envelopes:
                 if not isinstance(envelope, Envelope):
                     raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
                 if not self._counts:

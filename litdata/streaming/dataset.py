@@ -12,6 +12,7 @@ from typing import Any
 import numpy.random  # noqa: F401
 from torch.utils.data import IterableDataset
 
+from litdata.core import tracing
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.reader import DatasetReader
@@ -39,6 +40,7 @@ from litdata.streaming.state import (
 )
 from litdata.streaming.state_shape import require_dataset_state
 from litdata.streaming.subsets import subsample_regions, subset_regions
+from litdata.streaming.traced import traced_read
 
 __all__ = ["StreamingDataset"]
 
@@ -313,6 +315,8 @@ class StreamingDataset(IterableDataset[Any]):
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
+        tracer = tracing.current()
+        sampled = tracer is not None and tracer.on("sample")
         chunks = [regions[segment.region].chunk for segment in segments]
         last_use = {chunk: number for number, chunk in enumerate(chunks)}
         reader.prefetch(chunks, self.max_pre_download)
@@ -323,6 +327,8 @@ class StreamingDataset(IterableDataset[Any]):
                 chunk = reader.chunk(region.chunk)
                 chunk.prefetch()  # the kernel reads the chunk ahead while we decode
                 start = region.start
+                if sampled:  # per-sample spans (level "sample"); otherwise no cost per sample
+                    read = traced_read(reader.decoder.read, tracer, region.chunk)  # type: ignore[arg-type]
                 for first in range(segment.offset, segment.offset + segment.count, size):
                     last = min(first + size, segment.offset + segment.count)
                     if overridden:  # a subclass's __getitem__ sees every streamed item

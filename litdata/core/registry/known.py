@@ -19,6 +19,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     "litdata": {
         "builtin": "litdata.plugins.hooks",
         "posix": "litdata.plugins.storage.posix",
+        "tracer": "litdata.plugins.tracer",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
