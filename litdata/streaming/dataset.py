@@ -28,6 +28,7 @@ from litdata.streaming.options import (
 )
 from litdata.streaming.plan import Segment, Topology, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
+from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
 from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.state import (
@@ -232,6 +233,24 @@ class StreamingDataset(IterableDataset[Any]):
 
     def __len__(self) -> int:
         return self.get_len(self._num_workers, self._batch_size)
+
+    def __repr__(self) -> str:
+        shuffle = self.shuffle if isinstance(self.shuffle, bool | str) else describe(self.strategy)
+        return render(
+            type(self).__name__,
+            [
+                ("input_dir", self._reader.root),
+                ("length", length_of(self)),
+                ("items", self.num_items),
+                ("chunks", len(self._reader.index.chunks)),
+                ("shuffle", shuffle),
+                ("seed", self.seed),
+                ("drop_last", self.drop_last),
+                ("epoch", self.current_epoch),
+                ("workers", self._num_workers),
+                ("batch_size", self._batch_size),
+            ],
+        )
 
     # -- random access -----------------------------------------------------------------------
     @property
