@@ -1,0 +1,140 @@
+"""What the pipeline tracer costs: streaming throughput with tracing not enabled, off, and on.
+
+One dataset (``--count`` samples ``{"x": float32[16], "y": int}``, ``chunk_bytes="4MB"``,
+written once under ``~/.cache/litdata-bench/data/tracer/``) is streamed for one epoch
+(``StreamingDataLoader``, batch 256, shuffled) in a fresh process per measurement, under each
+tracer setting:
+
+- ``not enabled``: no ``enable_tracer`` call, no ``LITDATA_TRACE_*`` variables;
+- ``off``: ``enable_tracer(level="off")``;
+- ``batch``, ``chunk`` (the default level), ``sample``: ``enable_tracer(level=...)`` writing
+  to a log file that is deleted after each measurement (its size is reported).
+
+Settings are interleaved within each repeat (the order rotates from one repeat to the next),
+so load on the shared machine hits all of them alike; results are medians over repeats.
+
+    python bench/tracer.py [--count 400000] [--repeats 7] [--workers 0,2] [--out FILE]
+
+Run from the repository root with the ours interpreter (``.venv/bin/python``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+RESULT = "TRACER_RESULT "
+SETTINGS = ("not enabled", "off", "batch", "chunk", "sample")
+BATCH = 256
+
+
+def build(folder: Path, count: int) -> None:
+    """Write the dataset (once per ``count``)."""
+    import numpy as np
+
+    import litdata as ld
+
+    if (folder / "index.json").exists():
+        return
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((count, 16), dtype=np.float32)
+    samples = ({"x": xs[i], "y": i} for i in range(count))
+    ld.write_dataset(samples, folder, chunk_bytes="4MB")
+
+
+def child(data: str, setting: str, workers: int, log: str) -> dict[str, Any]:
+    """Stream one epoch under ``setting``; return samples/s and the log's size."""
+    import litdata as ld
+    from litdata.debugger import enable_tracer
+
+    if setting != "not enabled":
+        enable_tracer(level=setting, log_file=log)
+    dataset = ld.StreamingDataset(data, shuffle=True, seed=1)
+    loader = ld.StreamingDataLoader(dataset, batch_size=BATCH, num_workers=workers)
+    start = time.perf_counter()
+    samples = sum(len(batch["y"]) for batch in loader)
+    seconds = time.perf_counter() - start
+    if samples != len(dataset):
+        raise SystemExit(f"streamed {samples} samples, expected {len(dataset)}")
+    size = os.path.getsize(log) if os.path.exists(log) else 0
+    return {"rate": samples / seconds, "seconds": seconds, "log_bytes": size}
+
+
+def measure(data: Path, setting: str, workers: int) -> dict[str, Any]:
+    """Run one child process; return its result."""
+    with tempfile.TemporaryDirectory(prefix="litdata-tracer-bench-") as scratch:
+        log = str(Path(scratch) / "trace.log")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LITDATA_TRACE")}
+        env.pop("LITDATA_LOG_FILE", None)
+        env["PYTHONPATH"] = str(REPO)
+        command = [sys.executable, __file__, "--child", setting, "--data", str(data)]
+        command += ["--workers", str(workers), "--log", log]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    line = next(row for row in done.stdout.splitlines() if row.startswith(RESULT))
+    return json.loads(line[len(RESULT) :])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    """Measure every setting and worker count; print and save the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=400_000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--workers", default="0,2")
+    parser.add_argument("--out")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--log", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(RESULT + json.dumps(child(args.data, args.child, int(args.workers), args.log)))
+        return
+    data = Path.home() / ".cache" / "litdata-bench" / "data" / "tracer" / str(args.count)
+    build(data, args.count)
+    counts = [int(n) for n in args.workers.split(",")]
+    runs: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for repeat in range(args.repeats):
+        order = SETTINGS[repeat % len(SETTINGS) :] + SETTINGS[: repeat % len(SETTINGS)]
+        for workers in counts:
+            for setting in order:
+                runs.setdefault((workers, setting), []).append(measure(data, setting, workers))
+        print(f"repeat {repeat + 1}/{args.repeats} done", file=sys.stderr, flush=True)
+    stamp = dt.datetime.now(dt.timezone.utc)
+    lines = [
+        f"# tracer cost, {args.count:,} samples, batch {BATCH}, shuffled, medians of "
+        f"{args.repeats} interleaved repeats ({stamp:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs)",
+        "",
+        "| workers | tracer | samples/s (median) | vs not enabled | spread (min-max) | log MB |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for workers in counts:
+        base = statistics.median(r["rate"] for r in runs[workers, "not enabled"])
+        for setting in SETTINGS:
+            rates = [r["rate"] for r in runs[workers, setting]]
+            median = statistics.median(rates)
+            log_mb = statistics.median(r["log_bytes"] for r in runs[workers, setting]) / 1e6
+            lines.append(
+                f"| {workers} | {setting} | {median:,.0f} | {median / base:.3f} | "
+                f"{min(rates):,.0f}-{max(rates):,.0f} | {log_mb:.2f} |"
+            )
+    table = "\n".join(lines) + "\n"
+    print(table)
+    out = Path(args.out) if args.out else BENCH / "results" / f"{stamp:%Y-%m-%d-%H%M}-tracer.md"
+    out.write_text(table)
+    out.with_suffix(".json").write_text(
+        json.dumps({f"{w}/{s}": v for (w, s), v in runs.items()}, indent=1)
+    )
+
+
+if __name__ == "__main__":
+    main()
