@@ -265,3 +265,20 @@ def test_a_failed_background_fetch_is_a_crash_instant(traced, tmp_path):
     assert crashes[0]["ph"] == "I"
     assert crashes[0]["args"]["exception"] == "ChunkCorruptError"
     assert "chunk-0-2.zstd.bin" in crashes[0]["args"]["error"]
+
+
+def test_debug_level_traces_waits_for_chunk_locks(traced, tmp_path):
+    samples = (square(i) for i in range(20))
+    ld.write_dataset(samples, tmp_path / "ds", chunk_size=10, compression="zstd")
+    log = traced(level="debug")
+    assert len(list(ld.StreamingDataset(str(tmp_path / "ds")))) == 20
+    locks = [e for e in _events(log) if e["name"] == "lock"]
+    ends = [e for e in locks if e["ph"] == "E"]
+    assert len(ends) == len(locks) // 2
+    assert {(e["args"]["chunk"], e["args"]["mode"]) for e in ends} == {
+        (f"chunk-0-{n}.bin", mode) for n in (0, 1) for mode in ("shared", "exclusive")
+    }
+    assert all(e["args"]["granted"] == "True" for e in ends)
+    summary = convert_trace(log, tmp_path / "trace.json")
+    assert summary.unmatched_begin == summary.unmatched_end == 0
+    assert "lock" in summary.seconds
