@@ -204,3 +204,15 @@ def test_trace_convert(dataset, tmp_path, capsys):
     assert {e["cat"] for e in events if e["ph"] == "X"} == {"read", "batch"}
     assert main(["trace", "convert", str(tmp_path / "missing.log")]) == 1
     assert "error: no trace log at" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("codec", ["zstd", "lz4"])
+def test_verify_says_truncated_for_a_cut_compressed_chunk(tmp_path, capsys, codec):
+    samples = ({"x": np.arange(200) + i} for i in range(30))
+    ld.write_dataset(samples, tmp_path / "ds", chunk_size=10, compression=codec)
+    chunk = tmp_path / "ds" / f"chunk-0-1.{codec}.bin"
+    chunk.write_bytes(chunk.read_bytes()[:-9])
+    assert main(["verify", str(tmp_path / "ds"), "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert f"error: chunk-0-1.{codec}.bin: truncated" in out
+    assert "checksum" not in out.splitlines()[0]
