@@ -79,7 +79,7 @@ def _summary(dataset: Dataset) -> list[tuple[str, str]]:
         ("format", getattr(dataset.format, "name", type(dataset.format).__name__)),
         ("items", f"{index.num_items:,}"),
         ("chunks", f"{len(index.chunks):,} (target {target} each)"),
-        ("bytes", f"{stored:,} ({stored / 1e6:,.1f} MB uncompressed)"),
+        ("bytes", f"{stored:,} ({stored / 1e6:,.1f} MB uncompressed)"),  # not a plugin name
         ("compression", config.compression or "none"),
         ("encryption", ", ".join(f"{k}={v}" for k, v in encryption.items()) or "none"),
         ("item loader", config.item_loader or "PyTreeLoader"),
