@@ -29,6 +29,15 @@ _CONTEXT = (
 )
 
 
+#: What a category's total time is, in the summary line.
+_MEANING = {
+    "batch": " (training loop waiting)",
+    "read": " (workers decoding)",
+    "download": " (fetching)",
+    "epoch": " (whole epochs)",
+}
+
+
 @dataclass
 class TraceSummary:
     """What a converted trace holds.
@@ -56,7 +65,7 @@ class TraceSummary:
     def line(self) -> str:
         """One line: time per category, then what did not match."""
         times = ", ".join(
-            f"{category} {seconds:.3f}s"
+            f"{category}{_MEANING.get(category, '')} {seconds:.3f}s"
             for category, seconds in sorted(self.seconds.items(), key=lambda kv: -kv[1])
         )
         return (
