@@ -10,6 +10,10 @@ tracer setting:
 - ``batch``, ``chunk`` (the default level), ``sample``: ``enable_tracer(level=...)`` writing
   to a log file that is deleted after each measurement (its size is reported).
 
+Each measurement reports samples/s (wall clock) and CPU nanoseconds per sample (the training
+process and its DataLoader workers, from ``getrusage``): on a shared machine the wall clock
+swings with other jobs, while CPU time per sample shows what tracing itself adds.
+
 Settings are interleaved within each repeat (the order rotates from one repeat to the next),
 so load on the shared machine hits all of them alike; results are medians over repeats.
 
@@ -24,6 +28,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -62,13 +67,27 @@ def child(data: str, setting: str, workers: int, log: str) -> dict[str, Any]:
         enable_tracer(level=setting, log_file=log)
     dataset = ld.StreamingDataset(data, shuffle=True, seed=1)
     loader = ld.StreamingDataLoader(dataset, batch_size=BATCH, num_workers=workers)
+    cpu_before = _cpu_seconds()
     start = time.perf_counter()
-    samples = sum(len(batch["y"]) for batch in loader)
+    samples = sum(len(batch["y"]) for batch in loader)  # the workers are joined at the end
     seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu_before
     if samples != len(dataset):
         raise SystemExit(f"streamed {samples} samples, expected {len(dataset)}")
     size = os.path.getsize(log) if os.path.exists(log) else 0
-    return {"rate": samples / seconds, "seconds": seconds, "log_bytes": size}
+    return {
+        "rate": samples / seconds,
+        "seconds": seconds,
+        "cpu_ns_per_sample": cpu / samples * 1e9,
+        "log_bytes": size,
+    }
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children (the DataLoader workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def measure(data: Path, setting: str, workers: int) -> dict[str, Any]:
@@ -114,18 +133,25 @@ def main() -> None:
         f"# tracer cost, {args.count:,} samples, batch {BATCH}, shuffled, medians of "
         f"{args.repeats} interleaved repeats ({stamp:%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs)",
         "",
-        "| workers | tracer | samples/s (median) | vs not enabled | spread (min-max) | log MB |",
-        "|---:|---|---:|---:|---:|---:|",
+        "CPU ns/sample counts the CPU time of the training process and its DataLoader workers:",
+        "it is what tracing adds, and it varies far less than wall-clock throughput when other",
+        "jobs share the machine.",
+        "",
+        "| workers | tracer | CPU ns/sample (median) | vs not enabled | samples/s (median) "
+        "| vs not enabled | samples/s min-max | log MB |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for workers in counts:
         base = statistics.median(r["rate"] for r in runs[workers, "not enabled"])
+        base_cpu = statistics.median(r["cpu_ns_per_sample"] for r in runs[workers, "not enabled"])
         for setting in SETTINGS:
             rates = [r["rate"] for r in runs[workers, setting]]
             median = statistics.median(rates)
+            cpu = statistics.median(r["cpu_ns_per_sample"] for r in runs[workers, setting])
             log_mb = statistics.median(r["log_bytes"] for r in runs[workers, setting]) / 1e6
             lines.append(
-                f"| {workers} | {setting} | {median:,.0f} | {median / base:.3f} | "
-                f"{min(rates):,.0f}-{max(rates):,.0f} | {log_mb:.2f} |"
+                f"| {workers} | {setting} | {cpu:,.0f} | {cpu / base_cpu:.3f} | {median:,.0f} | "
+                f"{median / base:.3f} | {min(rates):,.0f}-{max(rates):,.0f} | {log_mb:.2f} |"
             )
     table = "\n".join(lines) + "\n"
     print(table)

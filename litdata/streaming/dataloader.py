@@ -273,6 +273,8 @@ class StreamingDataLoader(DataLoader[Any]):
                 yield unpack(envelope.data)
         finally:
             dataset.set_collate(None)
+            if tracer is not None:  # a loop that broke off ends its epoch span now
+                envelopes.close()  # type: ignore[attr-defined]
             if self._profile is not None:
                 stop_in_main(profiler)
         self._epoch_finished = True

@@ -282,3 +282,16 @@ def test_debug_level_traces_waits_for_chunk_locks(traced, tmp_path):
     summary = convert_trace(log, tmp_path / "trace.json")
     assert summary.unmatched_begin == summary.unmatched_end == 0
     assert "lock" in summary.seconds
+
+
+def test_a_loop_that_breaks_off_closes_its_spans(traced, tmp_path):
+    ld.write_dataset((square(i) for i in range(40)), tmp_path / "ds", chunk_size=10)
+    log = traced(level="batch")
+    loader = ld.StreamingDataLoader(ld.StreamingDataset(str(tmp_path / "ds")), batch_size=4)
+    for number, _ in enumerate(loader):
+        if number == 2:
+            break
+    events = _events(log)
+    assert [(e["name"], e["ph"]) for e in events][-2:] == [("batch", "E"), ("dataloader", "E")]
+    summary = convert_trace(log, tmp_path / "trace.json")
+    assert (summary.spans, summary.unmatched_begin, summary.unmatched_end) == (4, 0, 0)
