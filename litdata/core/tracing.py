@@ -144,7 +144,12 @@ class Tracer:
         if category not in self.categories:
             return
         stamp = (time.time() if ts is None else ts) * 1e6
-        fields = "".join(f"{key}: {_clean(value)};" for key, value in args.items())
+        fields = "".join(
+            [
+                f"{key}: {value if type(value) is int else _clean(value)};"
+                for key, value in args.items()
+            ]
+        )
         color = COLORS.get(category, "generic_work")
         line = (
             f"ts:{stamp:.3f};PID:{self._pid}; TID:{threading.get_ident()}; "
