@@ -36,6 +36,13 @@ REQUIREMENTS: tuple[str, ...] = (
     "psutil",
     "polars>1.0.0",  # LitData's key_fn and keyed lookups
     "cryptography",  # LitData's encryption
+    # LitData's media serializers (Tiff, Nifti, Mesh, Pdf, Graph), for the media peer tests
+    "tifffile",
+    "nibabel",
+    "trimesh",
+    "pypdf",
+    "pdfplumber",
+    "torch-geometric",
 )
 MARKER_NAME = "litdata-bench-peers.json"
 STUB_DIR_NAME = "litdata-bench-stubs"

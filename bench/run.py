@@ -2,7 +2,8 @@
 
     python bench/run.py [--rows write,optimize,random,stream,mixture,remote-stream,remote-random]
                         [--workloads W1,...,W4] [--repeats 3]
-                        [--systems ours,litdata,mosaic,webdataset,baseline,ours-noverify,s3fs-raw]
+                        [--systems ours,litdata,mosaic,webdataset,baseline,ours-noverify,
+                                   ours-verifyall,s3fs-raw]
 
 Builds the peers' venv if needed (``bench/peers.py``), generates the workloads once into
 ``$LITDATA_BENCH_DIR`` (default ``~/.cache/litdata-bench/data``), prepares each system's dataset
@@ -43,15 +44,24 @@ import remote  # noqa: E402
 import workloads  # noqa: E402
 from child import RESULT_PREFIX  # noqa: E402
 from memory import PeakPss  # noqa: E402
-from rows import ENCRYPTED, ENCRYPTION_ENV, NOVERIFY, ROWS, S3FS_RAW, STANDARD, Row  # noqa: E402
+from rows import (  # noqa: E402
+    ENCRYPTED,
+    ENCRYPTION_ENV,
+    NOVERIFY,
+    ROWS,
+    S3FS_RAW,
+    STANDARD,
+    VERIFYALL,
+    Row,
+)
 from table import Cell, render  # noqa: E402
 
-ALL_SYSTEMS = (*STANDARD, NOVERIFY, S3FS_RAW, *ENCRYPTED)
+ALL_SYSTEMS = (*STANDARD, NOVERIFY, VERIFYALL, S3FS_RAW, *ENCRYPTED)
 PEER_SYSTEMS = {"litdata", "mosaic", "webdataset", "litdata-fernet", "litdata-fernet-chunk"}
 #: Systems that read another system's prepared dataset (the same files, the same objects).
-DATASET_OF = {NOVERIFY: "ours", S3FS_RAW: "ours"}
+DATASET_OF = {NOVERIFY: "ours", VERIFYALL: "ours", S3FS_RAW: "ours"}
 #: Systems whose children import our package (``PYTHONPATH=<repo>``).
-OURS_SYSTEMS = {"ours", NOVERIFY, "ours-fernet", "ours-fernet-chunk"}
+OURS_SYSTEMS = {"ours", NOVERIFY, VERIFYALL, "ours-fernet", "ours-fernet-chunk"}
 
 
 @dataclass
@@ -97,6 +107,8 @@ def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str,
             env.pop("PYTHONPATH", None)
     if system == NOVERIFY:
         env["LITDATA_VERIFY"] = "0"
+    if system == VERIFYALL:
+        env["LITDATA_VERIFY"] = "always"
     if system in ENCRYPTED:
         env[ENCRYPTION_ENV] = "chunk" if system.endswith("-chunk") else "sample"
     return [python], env

@@ -8,7 +8,15 @@ from typing import Any
 
 from rows import Metric, Row
 
-PEERS_FOR_RATIO = ("litdata", "mosaic", "webdataset", "baseline", "ours-noverify", "s3fs-raw")
+PEERS_FOR_RATIO = (
+    "litdata",
+    "mosaic",
+    "webdataset",
+    "baseline",
+    "ours-noverify",
+    "ours-verifyall",
+    "s3fs-raw",
+)
 
 
 @dataclass

@@ -13,10 +13,14 @@ from litdata.__about__ import __version__
 from litdata.core.registry.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from litdata.core.items.loaders import TokensLoader
+    from litdata.core.errors import ChunkWaitTimeoutError
+    from litdata.core.items.loaders import TemporalArrayLoader, TokensLoader
     from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
     from litdata.core.writer import ChunkWriter, write_dataset
+    from litdata.plugins.formats._hf_datasets import index_hf_dataset, optimize_hf
+    from litdata.plugins.formats._parquet_rows import ParquetLoader
+    from litdata.plugins.formats.parquet import index_parquet_dataset
     from litdata.processing.debugging import breakpoint
     from litdata.processing.keys import build_keys_index
     from litdata.processing.map import map
@@ -30,33 +34,66 @@ if TYPE_CHECKING:
     from litdata.streaming.dataset import StreamingDataset
     from litdata.streaming.parallel import ParallelStreamingDataset
     from litdata.streaming.split import train_test_split
-    from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
+    from litdata.types import (
+        Audio,
+        File,
+        Graph,
+        Image,
+        Jpeg,
+        JpegArray,
+        Mesh,
+        Nifti,
+        Pdf,
+        Pil,
+        Tensor,
+        Text,
+        Tiff,
+        Video,
+    )
+    from litdata.utilities.affinity import NumaAffinity, get_gpu_affinity, get_numa_affinity
 
 __all__ = [
+    "Audio",
+    "ChunkWaitTimeoutError",
     "ChunkWriter",
     "CombinedStreamingDataset",
     "DatasetReader",
     "File",
+    "Graph",
     "Image",
     "Jpeg",
+    "JpegArray",
+    "Mesh",
+    "Nifti",
+    "NumaAffinity",
     "ParallelStreamingDataset",
+    "ParquetLoader",
+    "Pdf",
     "Pil",
     "StreamingDataLoader",
     "StreamingDataset",
+    "TemporalArrayLoader",
     "Tensor",
     "Text",
+    "Tiff",
     "TokensLoader",
+    "Video",
     "__version__",
     "breakpoint",
     "build_keys_index",
     "complete_dataset",
     "dataset_update",
+    "get_gpu_affinity",
+    "get_numa_affinity",
     "hookimpl",
+    "index_hf_dataset",
+    "index_parquet_dataset",
     "is_complete_dataset",
     "litdata_collate",
     "map",
     "merge_datasets",
     "optimize",
+    "optimize_hf",
     "register_namedtuple",
     "train_test_split",
     "walk",
@@ -64,6 +101,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "ChunkWaitTimeoutError": "litdata.core.errors",
+    "NumaAffinity": "litdata.utilities.affinity",
+    "get_gpu_affinity": "litdata.utilities.affinity",
+    "get_numa_affinity": "litdata.utilities.affinity",
     "ChunkWriter": "litdata.core.writer",
     "DatasetReader": "litdata.core.reader",
     "File": "litdata.types",
@@ -72,9 +113,22 @@ _LAZY = {
     "Pil": "litdata.types",
     "Tensor": "litdata.types",
     "Text": "litdata.types",
+    "Audio": "litdata.types",
+    "Graph": "litdata.types",
+    "JpegArray": "litdata.types",
+    "Mesh": "litdata.types",
+    "Nifti": "litdata.types",
+    "Pdf": "litdata.types",
+    "Tiff": "litdata.types",
+    "Video": "litdata.types",
     "TokensLoader": "litdata.core.items.loaders",
+    "TemporalArrayLoader": "litdata.core.items.loaders",
     "register_namedtuple": "litdata.core.items.pytree",
     "write_dataset": "litdata.core.writer",
+    "ParquetLoader": "litdata.plugins.formats._parquet_rows",
+    "index_parquet_dataset": "litdata.plugins.formats.parquet",
+    "index_hf_dataset": "litdata.plugins.formats._hf_datasets",
+    "optimize_hf": "litdata.plugins.formats._hf_datasets",
     "complete_dataset": "litdata.processing.merge",
     "is_complete_dataset": "litdata.processing.merge",
     "build_keys_index": "litdata.processing.keys",

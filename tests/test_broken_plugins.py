@@ -106,7 +106,8 @@ def test_a_serializer_failing_to_decode_is_named_with_the_file_and_item(install,
 
 def test_a_serializer_claiming_a_builtin_type_is_refused_naming_both(install, tmp_path):
     module = install(SERIALIZERS, {"litdata.serializers": {"upper": "Takeover"}})
-    both = rf"'upper' \({ORIGIN}\) and '(str|image)' \(litdata .*\) both declare .*builtins.str"
+    owners = "str|image|video|audio|nifti|mesh|pdf|tifffile"  # built-ins claiming str paths
+    both = rf"'upper' \({ORIGIN}\) and '({owners})' \(litdata .*\) both declare .*builtins.str"
     with pytest.raises(DuplicatePluginError, match=both):
         ld.write_dataset([{"text": "abc"}], tmp_path / "ds", chunk_size=1)
     # Named for one dataset, it is used there (and only there).

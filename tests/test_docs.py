@@ -31,10 +31,32 @@ def test_hook_has_a_test(name):
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
+def _local_hub(request, root):
+    """A local Hub serving ``my-org/reviews`` (3 Parquet files of 100 rows); its address."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from servers import Process, free_port
+
+    folder = root / "my-org" / "reviews" / "data"
+    folder.mkdir(parents=True)
+    for part in range(3):
+        rows = [{"id": part * 100 + i, "text": f"review {i}", "stars": i % 5} for i in range(100)]
+        pq.write_table(pa.Table.from_pylist(rows), folder / f"train-{part:05d}-of-00003.parquet")
+    port = free_port()
+    script = ROOT / "tests" / "hub_server.py"
+    server = Process([sys.executable, str(script), str(root), str(port)], port, root / "hub.log")
+    server.start()
+    request.addfinalizer(server.stop)
+    return f"http://127.0.0.1:{port}"
+
+
 @pytest.fixture
-def environment(request, page):
-    """The environment a page's examples run in: remote.md talks to the session's S3 server."""
+def environment(request, page, tmp_path_factory):
+    """The environment a page's examples run in: remote.md talks to the session's S3 server,
+    huggingface.md to a local Hub."""
     env = dict(os.environ)
+    if page.name == "huggingface.md":
+        env["HF_ENDPOINT"] = _local_hub(request, tmp_path_factory.mktemp("hub"))
     if page.name == "remote.md":
         store = request.getfixturevalue("s3_server")
         store.create_bucket("my-bucket")

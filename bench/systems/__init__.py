@@ -13,6 +13,7 @@ from typing import Any
 MODULES = {
     "ours": "ours",
     "ours-noverify": "ours",  # the same adapter; its children get LITDATA_VERIFY=0
+    "ours-verifyall": "ours",  # ... and LITDATA_VERIFY=always
     "ours-fernet": "ours",  # the same adapters; their children get LITDATA_BENCH_ENCRYPTION
     "ours-fernet-chunk": "ours",
     "litdata": "litdata_peer",

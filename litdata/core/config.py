@@ -47,6 +47,22 @@ def flag(name: str, default: _Default) -> bool | _Default:
     raise ValueError(f"Environment variable {name}={raw!r} is not a boolean; use 1 or 0.")
 
 
+def verify_setting() -> str:
+    """How in-place chunks are checked (``LITDATA_VERIFY``): ``"once"``, ``"always"`` or ``"off"``.
+
+    ``once`` (the default, or any true value) hashes a chunk file the first time and again
+    whenever the file changes; ``always`` hashes it on every open; ``off`` (any false value)
+    never does.
+
+    Raises:
+        ValueError: The variable is set to something else.
+    """
+    raw = os.environ.get("LITDATA_VERIFY", "")
+    if raw.strip().lower() == "always":
+        return "always"
+    return "once" if flag("LITDATA_VERIFY", default=True) else "off"
+
+
 def allow_pickle_default() -> bool:
     """Whether pickles may import code without ``allow_pickle`` (``LITDATA_ALLOW_PICKLE``)."""
     return flag("LITDATA_ALLOW_PICKLE", default=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "ChunkCorruptError",
+    "ChunkWaitTimeoutError",
     "DatasetExistsError",
     "DatasetFormatError",
     "DatasetNotFoundError",
@@ -88,6 +89,36 @@ class DatasetFormatError(LitdataError, ValueError):
 
 class ChunkCorruptError(DatasetFormatError):
     """A chunk file is truncated, has a bad header or fails its checksum."""
+
+
+class ChunkWaitTimeoutError(LitdataError, FileNotFoundError, TimeoutError):
+    """A reader waited too long for a chunk file to be fetched (LitData's name).
+
+    A ``FileNotFoundError`` as in LitData (so its handlers keep working) and a
+    ``TimeoutError``; the chunk is usually not missing: its fetch is stuck or far too slow.
+
+    Args:
+        path: The chunk waited for (its file, or a description naming it).
+        waited_s: How long the reader waited, in seconds. ``None`` when ``path`` is a whole
+            message (how PyTorch re-raises a DataLoader worker's error in the main process).
+        detail: What was waited for and what to do, appended to the message.
+    """
+
+    def __init__(self, path: str, waited_s: float | None = None, detail: str = "") -> None:
+        self.path = path
+        self.waited_s = waited_s
+        self.detail = detail
+        if waited_s is None:
+            message = path
+        else:
+            message = f"Waited {waited_s:.0f} s for chunk {path} and it did not arrive. {detail}"
+        super().__init__(message.strip())
+
+    def __reduce__(self) -> tuple[type, tuple[str, float | None, str]]:
+        return type(self), (self.path, self.waited_s, self.detail)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class DecryptionError(DatasetFormatError):

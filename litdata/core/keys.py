@@ -56,6 +56,7 @@ ROW_GROUP = 65_536
 _GROUPS_KEPT = 8
 _SHOWN = 5
 _PARQUET_CODEC = "zstd"  # not a plugin name: parquet's own
+_EXTRA = "parquet"  # not a plugin name: the pip extra that installs pyarrow
 _WRITER_KEYS = re.compile(r"^\d+\.keys\.parquet$")
 
 
@@ -95,9 +96,9 @@ def _arrow() -> tuple[Any, Any, Any]:
     """pyarrow, its parquet and compute modules: unlike polars, safe in forked workers."""
     purpose = "the keys sidecar"
     return (
-        require("pyarrow", extra="parquet", purpose=purpose),
-        require("pyarrow.parquet", extra="parquet", purpose=purpose),
-        require("pyarrow.compute", extra="parquet", purpose=purpose),
+        require("pyarrow", extra=_EXTRA, purpose=purpose),
+        require("pyarrow.parquet", extra=_EXTRA, purpose=purpose),
+        require("pyarrow.compute", extra=_EXTRA, purpose=purpose),
     )
 
 
@@ -289,7 +290,7 @@ class _Shard:
     """One keys shard: its row groups' key ranges, and the groups read last."""
 
     def __init__(self, path: str) -> None:
-        parquet = require("pyarrow.parquet", extra="parquet", purpose="the keys sidecar")
+        parquet = require("pyarrow.parquet", extra=_EXTRA, purpose="the keys sidecar")
         self.file = parquet.ParquetFile(path)
         metadata = self.file.metadata
         column = metadata.schema.names.index("key")
@@ -334,7 +335,7 @@ class _SortedKeys:
 
     def __init__(self, column: Any) -> None:
         array = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-        types = require("pyarrow.types", extra="parquet", purpose="the keys sidecar")
+        types = require("pyarrow.types", extra=_EXTRA, purpose="the keys sidecar")
         self.strings = not types.is_integer(array.type)
         if not self.strings:
             self._ints = array.to_numpy()

@@ -255,6 +255,21 @@ class ItemDecoder(Protocol):
 
 
 @runtime_checkable
+class WindowDecoder(Protocol):
+    """A decoder of records with a frame axis, which can read a window of frames of a record."""
+
+    def frame_counts(self, entry: ChunkEntry) -> list[int]:
+        """The frame count of each record of a chunk, from its index entry."""
+        ...
+
+    def window(
+        self, chunk: Any, position: int, start: int, frames: int, fields: Sequence[str] | None
+    ) -> dict[str, Any]:
+        """Frames ``[start, start + frames)`` of the chosen fields (all when ``None``)."""
+        ...
+
+
+@runtime_checkable
 class RangedDecoder(Protocol):
     """A decoder that can read one item from byte ranges of a chunk, without the whole chunk.
 

@@ -16,7 +16,13 @@ from litdata.core.index import DatasetIndex
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.keys import KeyIndex
-from litdata.core.protocols import ChunkHandle, Encryptor, ItemDecoder, Serializer
+from litdata.core.protocols import (
+    ChunkHandle,
+    Encryptor,
+    ItemDecoder,
+    Serializer,
+    WindowDecoder,
+)
 from litdata.core.ranged import RangedItems
 from litdata.core.reading import ReadOptions
 from litdata.core.registry import hooks
@@ -47,7 +53,9 @@ class DatasetReader:
         session_options: Session options for backends that take them (S3).
         max_cache_size: The cache budget in bytes for this dataset's fetched chunks.
         verify: Check in-place chunks against their checksums (default on; fetched chunks are
-            always checked); ``LITDATA_VERIFY=0`` turns it off by default.
+            always checked); ``LITDATA_VERIFY=0`` turns it off by default. A chunk file that
+            passed is hashed again only once it changes (``LITDATA_VERIFY=always``: every
+            time it is opened).
     """
 
     def __init__(
@@ -77,7 +85,7 @@ class DatasetReader:
         self._allow_pickle = config.allow_pickle_default() if allow_pickle is None else allow_pickle
         self._encryption = encryption
         if verify is None:
-            verify = config.flag("LITDATA_VERIFY", default=True)
+            verify = config.verify_setting() != "off"
         self.cache = ChunkCache(
             self.location,
             self.index,
@@ -191,6 +199,41 @@ class DatasetReader:
             else:
                 self._ranges_allowed = False
         return self._ranged
+
+    def _windows(self) -> WindowDecoder:
+        decoder = self.decoder
+        if not isinstance(decoder, WindowDecoder):
+            raise TypeError(
+                f"Windows of frames are read from datasets written with TemporalArrayLoader; "
+                f"{self.root} was written with {self.index.config.item_loader}. Read whole "
+                f"samples with dataset[i]."
+            )
+        return decoder
+
+    def read_window(
+        self,
+        chunk_index: int,
+        position: int,
+        start: int,
+        frames: int,
+        fields: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Frames ``[start, start + frames)`` of record ``position`` of a chunk.
+
+        Raises:
+            TypeError: The dataset's records have no frame axis (not TemporalArrayLoader).
+            KeyError: A field is not in the records.
+            IndexError: The window does not fit in the record.
+        """
+        decoder = self._windows()
+        found = self._open.get(chunk_index)
+        if found is None:
+            found = self.chunk(chunk_index)
+        return decoder.window(found, position, start, frames, fields)
+
+    def frame_counts(self, chunk_index: int) -> list[int]:
+        """The frame count of each record of chunk ``chunk_index`` (from the index only)."""
+        return self._windows().frame_counts(self.index.chunks[chunk_index])
 
     def chunk_start(self, chunk_index: int) -> int:
         """The global index of the first item of chunk ``chunk_index``."""

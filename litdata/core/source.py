@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import logging
 import os
+import re
 from dataclasses import dataclass
 
 from litdata.core.cache.directory import cache_home, recall, remember
@@ -17,6 +20,11 @@ from litdata.core.storage.location import Location, is_url, resolve
 __all__ = ["Dataset", "open_dataset"]
 
 logger = logging.getLogger(__name__)
+
+#: A name with glob characters: ``train-*.parquet``, ``part-?.jsonl``, ``shard-[0-3].bin``.
+_GLOB = re.compile(r"[*?\[]")
+#: Object names an error message shows.
+_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,14 @@ class Dataset:
 
 
 def _missing(location: Location) -> DatasetNotFoundError:
+    if location.pattern is not None:
+        names = location.storage.list(location.url)
+        shown = ", ".join(names[:_SHOWN]) + (", ..." if len(names) > _SHOWN else "")
+        there = f"it holds {len(names)} objects ({shown})" if names else "it is empty or absent"
+        return DatasetNotFoundError(
+            f"No dataset at {location.join(location.pattern)}: nothing in {location.url} "
+            f"matches {location.pattern!r} ({there}). Check the pattern and the folder."
+        )
     local = location.local_path
     if local is not None and not os.path.isdir(local):
         what = "is a file, not a dataset directory" if os.path.exists(local) else "does not exist"
@@ -78,14 +94,19 @@ def open_dataset(
             is not installed.
     """
     where = resolve(location)
+    if where.pattern is None and _GLOB.search(where.url.rpartition("/")[2]):
+        where = where.parent()
     given = None if index_path is None else _read_index_file(where, os.fspath(index_path))
     home = None if where.local_path is not None else cache_home(where.url, cache_dir)
     try:
         name = hooks.detect_format(where, given)
+        if name is None and where.pattern is None and _names_a_file(where):
+            where = where.parent()  # ``data/train-0.parquet``: that file of its folder
+            name = hooks.detect_format(where, given)
         if name is None:
             raise _missing(where)
         adapter = registries.formats.create(name)
-        index = given or adapter.read_index(where)
+        index = _matching(given or adapter.read_index(where), where)
     except StorageError as error:
         kept = recall(home) if home is not None else None
         if kept is None:
@@ -102,6 +123,28 @@ def open_dataset(
     if home is not None:
         remember(home, name, index)
     return Dataset(where, index, adapter)
+
+
+def _names_a_file(where: Location) -> bool:
+    """Whether ``where`` is a file (an object), not a folder: a dataset of that one file."""
+    local = where.local_path
+    if local is not None:
+        return os.path.isfile(local)
+    return "/" in where.url.split("://", 1)[-1] and where.storage.exists(where.url)
+
+
+def _matching(index: DatasetIndex, where: Location) -> DatasetIndex:
+    """``index`` without the chunks whose file names do not match ``where.pattern``.
+
+    Raises:
+        DatasetNotFoundError: No chunk matches.
+    """
+    if where.pattern is None or not isinstance(index, DatasetIndex):
+        return index
+    chunks = tuple(c for c in index.chunks if fnmatch.fnmatchcase(c.filename, where.pattern))
+    if not chunks:
+        raise _missing(where)
+    return dataclasses.replace(index, chunks=chunks)
 
 
 def _read_index_file(where: Location, path: str) -> DatasetIndex:

@@ -145,6 +145,7 @@ class ChunkWriter:
     @property
     def config(self) -> DatasetConfig:
         """The dataset config this writer records."""
+        annotate = getattr(self._encoder, "config_extra", None)  # item loaders' own keys
         return DatasetConfig(
             chunk_bytes=self._chunk_bytes,
             chunk_size=self._chunk_size,
@@ -153,6 +154,7 @@ class ChunkWriter:
             data_spec=self._encoder.data_spec,
             encryption=self._encryption_config,
             item_loader=self._loader.name,
+            extra=annotate() if annotate is not None else {},
         )
 
     def add(self, sample: Any) -> None:
@@ -218,12 +220,14 @@ class ChunkWriter:
             data = self._checked(self._compressor.compress(b"".join(parts)), "compress")
             publish_bytes(path, data)
             checksum = checksum_of(data)
+        annotate = getattr(self._encoder, "chunk_extra", None)  # item loaders' own keys
         entry = ChunkEntry(
             filename=filename,
             chunk_size=len(self._sizes),
             chunk_bytes=size,
             dim=self._dim,
             checksum=checksum,
+            extra=annotate(self._sizes) if annotate is not None else {},
         )
         self.chunks.append(entry)
         self._next_chunk += 1

@@ -14,6 +14,7 @@ __all__ = [
     "ParallelStreamingDataset",
     "StreamingDataLoader",
     "StreamingDataset",
+    "TemporalArrayLoader",
     "TokensLoader",
 ]
 
@@ -23,6 +24,7 @@ _LAZY = {
     "StreamingDataLoader": "litdata.streaming.dataloader",
     "StreamingDataset": "litdata.streaming.dataset",
     "TokensLoader": "litdata.core.items.loaders",
+    "TemporalArrayLoader": "litdata.core.items.loaders",
 }
 
 

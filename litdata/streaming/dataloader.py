@@ -250,6 +250,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self._epoch_finished = False
         self._counts = []
         workers = max(1, self.num_workers)
+        packed = self.num_workers > 0  # only batches leaving a worker process are packed
         self._batches = [0] * workers
         self._latest_worker = -1
         check_ranks_agree(self, dataset.agreement)
@@ -270,7 +271,7 @@ class StreamingDataLoader(DataLoader[Any]):
                 for position, count in enumerate(envelope.counts):
                     counts[position] += count
                 self._latest_worker = envelope.worker
-                yield unpack(envelope.data)
+                yield unpack(envelope.data) if packed else envelope.data
         finally:
             dataset.set_collate(None)
             if tracer is not None:  # a loop that broke off ends its epoch span now

@@ -42,6 +42,7 @@ from litdata.streaming.state import (
 from litdata.streaming.state_shape import require_dataset_state
 from litdata.streaming.subsets import subsample_regions, subset_regions
 from litdata.streaming.traced import traced_read
+from litdata.streaming.windows import FrameWindows
 
 __all__ = ["StreamingDataset"]
 
@@ -51,7 +52,7 @@ logger = logging.getLogger(__name__)
 RUN = 64
 
 
-class StreamingDataset(IterableDataset[Any]):
+class StreamingDataset(FrameWindows, IterableDataset[Any]):
     """Stream an optimized dataset: deterministic, sharded across ranks and workers, resumable.
 
     Iterate it with ``StreamingDataLoader`` (which batches inside the workers and makes

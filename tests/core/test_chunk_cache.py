@@ -3,6 +3,8 @@
 import threading
 import time
 
+import pytest
+
 import litdata as ld
 from litdata.core.cache import chunks
 from litdata.core.cache.chunks import ChunkCache
@@ -35,3 +37,24 @@ def test_a_chunk_published_while_its_fetcher_holds_it_is_used_at_once(tmp_path, 
         publish.join()
         other.release()
     assert time.monotonic() - started < 3
+
+
+def test_a_fetch_stuck_in_another_process_is_a_chunk_wait_timeout(tmp_path, monkeypatch):
+    monkeypatch.setenv("LITDATA_CHUNK_TIMEOUT", "1")
+    location = resolve(
+        ld.write_dataset([{"id": 1}], tmp_path / "ds", chunk_size=1, compression="zstd")
+    )
+    index = ChunksFormat().read_index(location)
+    cache = ChunkCache(location, index)
+    target = cache.directory / decompressed_filename(index.chunks[0].filename, "zstd")
+    stuck = ChunkLock(cache.directory, target.name)  # another fetcher that never publishes
+    stuck.acquire("exclusive")
+    try:
+        with pytest.raises(
+            ld.ChunkWaitTimeoutError, match=r"Raise LITDATA_CHUNK_TIMEOUT"
+        ) as caught:
+            cache.hold(0)
+    finally:
+        stuck.release()
+    assert caught.value.path == str(target)
+    assert isinstance(caught.value, FileNotFoundError)

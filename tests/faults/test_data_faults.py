@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import litdata as ld
+from litdata.core.cache.verified import SETTLED_SECONDS
 from litdata.core.errors import ChunkCorruptError, DatasetFormatError
 from litdata.streaming.dataloader import StreamingDataLoader  # noqa: F401  # torch loads now
 
@@ -227,3 +229,19 @@ def test_verification_runs_ahead_in_a_thread(dataset, record):
 def test_the_index_records_the_algorithm(dataset):
     index = json.loads((dataset / "index.json").read_text())
     assert {chunk["checksum"].split(":")[0] for chunk in index["chunks"]} == {"xxh3"}
+
+
+@pytest.mark.fault("flipped byte in a chunk that passed its checksum in an earlier run")
+def test_a_flip_after_a_verified_read_is_still_caught(dataset, record):
+    time.sleep(SETTLED_SECONDS + 0.1)  # old enough for the passed chunks to be recorded
+    seen, error = _stream(dataset)
+    assert error is None
+    assert len(seen) == COUNT
+    _flip(dataset / "chunk-0-3.bin", -5)
+    record.start()
+    seen, error = _stream(dataset)
+    record.failed()
+    assert isinstance(error, ChunkCorruptError), error
+    assert "chunk-0-3.bin" in str(error)
+    record("ChunkCorruptError: the changed file is hashed again", **_accounting(seen, None))
+    assert not any(150 <= sample["id"] < 200 for sample in seen)

@@ -31,7 +31,7 @@ from litdata.plugins.serializers.scalars import (
 )
 from litdata.plugins.serializers.tensors import NoHeaderTensorSerializer, TensorSerializer
 from litdata.testing import SerializerContract
-from litdata.types import File, Image, Jpeg, Pil, Tensor, Text
+from litdata.types import File, Image, Jpeg, JpegArray, Pil, Tensor, Text
 
 
 def _pixels(seed, shape=(6, 8, 3)):
@@ -199,12 +199,23 @@ class TestJson(SerializerContract):
 
 class TestJPEGArray(SerializerContract):
     serializer_class = JPEGArraySerializer
-    claims = False
-    samples = [[_opened("JPEG", 1), _opened("JPEG", 2)]]
-    expected = [
-        [decode_image_tensor(_encoded("JPEG", 1)), decode_image_tensor(_encoded("JPEG", 2))]
+    samples = [
+        JpegArray(images=[_opened("JPEG", 1), _opened("JPEG", 2)]),
+        JpegArray(images=[_encoded("JPEG", 3)]),
     ]
-    bad_inputs = [[], "x"]
+    expected = [
+        [decode_image_tensor(_encoded("JPEG", 1)), decode_image_tensor(_encoded("JPEG", 2))],
+        [decode_image_tensor(_encoded("JPEG", 3))],
+    ]
+    bad_inputs = [JpegArray(), [], "x"]
+
+
+def test_jpeg_array_encodes_pixels_at_its_quality():
+    pixels = _pixels(4, (16, 16, 3))
+    low, _ = JPEGArraySerializer().serialize(JpegArray(images=[pixels], quality=10))
+    high, _ = JPEGArraySerializer().serialize(JpegArray(images=[pixels], quality=100))
+    assert len(low) < len(high)
+    assert JPEGArraySerializer().deserialize(low)[0].shape == (3, 16, 16)
 
 
 class TestPickle(SerializerContract):

@@ -1,7 +1,8 @@
 """``ChunkCache``: makes each chunk of a dataset available as a local, checked, plain file.
 
 - A local, uncompressed chunk is read where it lies (never copied, never modified); its bytes
-  are checked against the index's checksum the first time this process uses it.
+  are checked against the index's checksum the first time this process uses it, unless
+  it passed before and has not changed since (`VerifiedChunks`).
 - A remote or compressed chunk is fetched (downloaded, or read in place), checked, decompressed
   and published into the cache atomically, by one process at a time: the others wait for it.
 - A reader *holds* each chunk it uses (a shared lock); when a download would take the cache
@@ -16,12 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from litdata.core import config
 from litdata.core.cache.directory import cache_home, version_dir
 from litdata.core.cache.locks import ChunkLock
+from litdata.core.cache.verified import VerifiedChunks
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.codecs import create_compressor, decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
-from litdata.core.errors import ChunkCorruptError
+from litdata.core.errors import ChunkCorruptError, ChunkWaitTimeoutError
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.protocols import Compressor
 from litdata.core.registry import hooks
@@ -79,6 +82,10 @@ class ChunkCache:
         self._compressor: Compressor | None = None
         self._checked: set[int] = set()
         self._holds: dict[int, ChunkLock] = {}
+        self._verified: VerifiedChunks | None = None
+        if self._local is not None and config.verify_setting() != "always":
+            home = cache_home(self.location.url, cache_dir)
+            self._verified = VerifiedChunks(home / "verified")
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -112,7 +119,7 @@ class ChunkCache:
             FileNotFoundError: The chunk is missing from the dataset.
             ChunkCorruptError: Its bytes fail their checksum, or do not decompress to what the
                 index says.
-            TimeoutError: Another process was fetching it and did not finish in time.
+            ChunkWaitTimeoutError: Another process was fetching it and did not finish in time.
         """
         entry = self.index.chunks[chunk_index]
         if self.in_place:
@@ -130,8 +137,11 @@ class ChunkCache:
             return str(target)
         lock = ChunkLock(self.directory, target.name)
         deadline = time.monotonic() + WAIT_SECONDS
+        fetch_seconds = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         while True:
-            lock.acquire("shared")  # waits while another process fetches it
+            # Waits while another process fetches it, as long as a fetch of our own may take.
+            if not lock.acquire("shared", timeout=fetch_seconds):
+                raise self._stuck(entry, target, fetch_seconds, "LITDATA_CHUNK_TIMEOUT")
             if target.exists():
                 break
             lock.release()
@@ -144,15 +154,23 @@ class ChunkCache:
                 finally:
                     lock.release()  # then hold it shared, like any reader
             elif time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"Waited {WAIT_SECONDS:.0f} s for another process to fetch chunk "
-                    f"{entry.filename} of {self.location.url} into {target}; it is stuck."
-                )
+                raise self._stuck(entry, target, WAIT_SECONDS, None)
             else:
                 time.sleep(_POLL_SECONDS)
         os.utime(target)  # most recently used
         self._holds[chunk_index] = lock
         return str(target)
+
+    def _stuck(
+        self, entry: ChunkEntry, target: Path, waited: float, setting: str | None
+    ) -> ChunkWaitTimeoutError:
+        hint = f" Raise {setting} (seconds) if it is only slow." if setting else ""
+        return ChunkWaitTimeoutError(
+            str(target),
+            waited,
+            f"Another process is fetching chunk {entry.filename} of {self.location.url} "
+            f"and has not published it: it is stuck, or the storage is far too slow.{hint}",
+        )
 
     def _inflated_in_place(self, entry: ChunkEntry) -> str | None:
         """The decompressed file LitData left in place of a local compressed chunk, if any.
@@ -218,11 +236,16 @@ class ChunkCache:
                     )
                 if entry.checksum is None:
                     return
+                status = os.fstat(handle.fileno())
+                if self._verified is not None and self._verified.known(status, entry):
+                    return
                 if not size:
                     verify_checksum(b"", entry, path)
-                    return
-                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    verify_checksum(data, entry, path)
+                else:
+                    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                        verify_checksum(data, entry, path)
+                if self._verified is not None:
+                    self._verified.add(status, entry)
         except FileNotFoundError:
             raise _missing(path) from None
 

@@ -15,6 +15,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from litdata.core import config, tracing
+from litdata.core.errors import ChunkWaitTimeoutError
 
 __all__ = ["Prefetcher"]
 
@@ -62,7 +63,7 @@ class Prefetcher:
 
         Raises:
             Exception: What fetching it (or an earlier scheduled chunk) raised, as it was raised.
-            TimeoutError: It took longer than ``LITDATA_CHUNK_TIMEOUT`` seconds (600).
+            ChunkWaitTimeoutError: It took longer than ``LITDATA_CHUNK_TIMEOUT`` seconds (600).
         """
         with self._lock:
             future = self._futures.pop(chunk, None)
@@ -75,9 +76,11 @@ class Prefetcher:
         except FutureTimeout:
             if future.done():  # the fetch itself raised a TimeoutError (the same class)
                 raise
-            raise TimeoutError(
-                f"Fetching {self._describe(chunk)} took more than {self._timeout:.0f} s "
-                f"(LITDATA_CHUNK_TIMEOUT); the storage is unreachable or far too slow."
+            raise ChunkWaitTimeoutError(
+                self._describe(chunk),
+                self._timeout,
+                "Its fetch is stuck: the storage is unreachable or far too slow. Raise "
+                "LITDATA_CHUNK_TIMEOUT (seconds) if it is only slow.",
             ) from None
         if position is not None:
             self._schedule(position + 1)

@@ -8,17 +8,26 @@ was written with.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
 
 from litdata.core.errors import DatasetFormatError
 from litdata.core.index import DatasetIndex
 from litdata.core.items.serializer_set import SerializerSet
+from litdata.core.items.temporal import TemporalDecoder, TemporalEncoder
 from litdata.core.items.tokens import TokensDecoder, TokensEncoder
 from litdata.core.items.trees import PyTreeDecoder, PyTreeEncoder
 from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
 
-__all__ = ["ItemEncoder", "ItemLoader", "PyTreeLoader", "TokensLoader", "loader_for"]
+__all__ = [
+    "ItemEncoder",
+    "ItemLoader",
+    "PyTreeLoader",
+    "TemporalArrayLoader",
+    "TokensLoader",
+    "loader_for",
+]
 
 
 class ItemEncoder(Protocol):
@@ -120,9 +129,52 @@ class TokensLoader:
         return f"TokensLoader(block_size={self.block_size})"
 
 
-_BUILTIN: dict[str, type[PyTreeLoader] | type[TokensLoader]] = {
+class TemporalArrayLoader:
+    """Records of arrays sharing a leading frame axis ``T`` (tracks, time series, clips).
+
+    Each record is a flat dict of numpy arrays or tensors ``(T, ...)``; names, dtypes,
+    trailing shapes and array/tensor kinds must agree across records, ``T`` may vary. Fields
+    in one group are stored interleaved frame by frame; every field not grouped is its own
+    group. Records read back whole, as dicts (tensors stay tensors).
+
+    Args:
+        field_groups: Fields stored together, used when writing (e.g.
+            ``[["score", "valid"]]``); reading takes the groups from the index.
+    """
+
+    name: ClassVar[str] = "TemporalArrayLoader"
+
+    def __init__(self, field_groups: Sequence[Sequence[str]] | None = None) -> None:
+        if field_groups is not None and (
+            isinstance(field_groups, str)
+            or any(isinstance(group, str) or not group for group in field_groups)
+        ):
+            raise ValueError(
+                f"field_groups must be a list of non-empty lists of field names, got "
+                f"{field_groups!r}"
+            )
+        self.field_groups = [list(group) for group in field_groups or []]
+
+    def encoder(self, serializers: SerializerSet) -> TemporalEncoder:
+        """A record encoder (serializers are not used: the layout is fixed)."""
+        return TemporalEncoder(self.field_groups)
+
+    def decoder(self, index: DatasetIndex, options: ReadOptions) -> TemporalDecoder:
+        """A record decoder for ``index``."""
+        return TemporalDecoder(index, options)
+
+    def state_dict(self) -> dict[str, Any]:
+        """No parameters that matter when reading."""
+        return {}
+
+    def __repr__(self) -> str:
+        return f"TemporalArrayLoader(field_groups={self.field_groups})"
+
+
+_BUILTIN: dict[str, type[PyTreeLoader] | type[TokensLoader] | type[TemporalArrayLoader]] = {
     PyTreeLoader.name: PyTreeLoader,
     TokensLoader.name: TokensLoader,
+    TemporalArrayLoader.name: TemporalArrayLoader,
 }
 
 

@@ -20,6 +20,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "builtin": "litdata.plugins.hooks",
         "posix": "litdata.plugins.storage.posix",
         "tracer": "litdata.plugins.tracer",
+        "parquet": "litdata.plugins.formats.parquet",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
@@ -30,6 +31,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "az": "litdata.plugins.storage.azure:AzStorage",
         "azure": "litdata.plugins.storage.azure:AzureStorage",
         "abfs": "litdata.plugins.storage.azure:AbfsStorage",
+        "hf": "litdata.plugins.storage.hf:HFStorage",
     },
     "litdata.serializers": {
         "bool": "litdata.plugins.serializers.scalars:BoolSerializer",
@@ -49,6 +51,14 @@ BUILTIN: dict[str, dict[str, str]] = {
         "text": "litdata.plugins.serializers.media:TextSerializer",
         "image": "litdata.plugins.serializers.media:ImageSerializer",
         "file": "litdata.plugins.serializers.media:FileSerializer",
+        "video": "litdata.plugins.serializers.video:VideoSerializer",
+        "audio": "litdata.plugins.serializers.audio:AudioSerializer",
+        "nifti": "litdata.plugins.serializers.nifti:NiftiSerializer",
+        "mesh": "litdata.plugins.serializers.mesh:MeshSerializer",
+        "pdf": "litdata.plugins.serializers.pdf:PdfSerializer",
+        "graph": "litdata.plugins.serializers.graph:GraphSerializer",
+        "tifffile": "litdata.plugins.serializers.tiff:TifffileSerializer",
+        "tiff": "litdata.plugins.serializers.tiff:TiffSerializer",
         "pickle": "litdata.plugins.serializers.pickle:PickleSerializer",
     },
     "litdata.compression": {
@@ -71,6 +81,7 @@ BUILTIN: dict[str, dict[str, str]] = {
     },
     "litdata.formats": {
         "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
+        "parquet": "litdata.plugins.formats.parquet:ParquetFormat",
     },
 }
 

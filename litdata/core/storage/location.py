@@ -8,6 +8,7 @@ scheme no installed plugin serves is an error, never a local folder named ``s3:`
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import tempfile
@@ -45,16 +46,32 @@ class Location:
         url: The location: a URL without a trailing slash, or an absolute local path.
         backend: The name of the storage backend serving it.
         storage: That backend, configured with the caller's options (checked and retried).
+        pattern: A glob over the names of the objects directly under ``url`` (the last part
+            of ``"data/train-*.parquet"``): only those belong to the dataset. ``None``: all.
     """
 
     url: str
     backend: str
     storage: Storage = field(repr=False, compare=False)
+    pattern: str | None = None
 
     @property
     def local_path(self) -> str | None:
         """The local directory behind the location when its files can be read in place."""
         return self.storage.local_path(self.url) if self.storage.in_place else None
+
+    def names(self) -> list[str]:
+        """The names of the objects directly under the location that match its ``pattern``."""
+        names = self.storage.list(self.url)
+        return names if self.pattern is None else fnmatch.filter(names, self.pattern)
+
+    def parent(self) -> Location:
+        """The folder holding this location, whose pattern is this location's name (a glob).
+
+        ``data/train-*.parquet`` becomes ``data`` with the pattern ``train-*.parquet``.
+        """
+        folder, _, name = self.url.rpartition("/")
+        return Location(folder or "/", self.backend, self.storage, name)
 
     def join(self, name: str) -> str:
         """The URL (or path) of ``name`` inside this location."""

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.types import Image, Jpeg, Pil
+from litdata.types import Image, Jpeg, JpegArray, Pil
 
 if TYPE_CHECKING:
     import torch
@@ -193,26 +193,47 @@ class PNGSerializer:
         """Nothing to prepare."""
 
 
-class JPEGArraySerializer:
-    """A list of JPEG images as one leaf, as LitData stores lists of ``JpegImageFile``.
+def _jpeg_bytes(image: Any, quality: int | None) -> bytes:
+    """One image of a ``JpegArray`` as JPEG bytes (JPEG files and bytes are kept as they are)."""
+    if isinstance(image, bytes | bytearray):
+        return (
+            bytes(image)
+            if quality is None
+            else JPEGSerializer().serialize(Jpeg(bytes=image, quality=quality))[0]
+        )
+    if _is_pil(image, "JpegImageFile") and quality is None:
+        return JPEGSerializer().serialize(image)[0]
+    wrapper = Jpeg(image=image, quality=quality) if _is_pil(image) else None
+    if wrapper is None:
+        wrapper = Jpeg(array=image, quality=quality)
+    return JPEGSerializer().serialize(wrapper)[0]
 
-    Layout: ``[u32 n][u32 size per image][JPEG bytes...]``. litdata reads such datasets; it
-    writes lists as containers of ``jpeg`` leaves, so this serializer claims nothing on write.
+
+class JPEGArraySerializer:
+    """Several JPEG images as one leaf (``JpegArray``), LitData's ``jpeg_array`` layout.
+
+    Layout: ``[u32 n][u32 size per image][JPEG bytes...]``. Plain lists of images are
+    containers of ``jpeg`` leaves in litdata; wrap them in ``JpegArray`` to store one leaf.
     """
 
     name: ClassVar[str] = "jpeg_array"
-    types: ClassVar[tuple[str, ...]] = ()
-    priority: ClassVar[int] = 1
+    types: ClassVar[tuple[str, ...]] = ("litdata.types.JpegArray",)
+    priority: ClassVar[int] = 145
 
     def can_serialize(self, item: Any) -> bool:
-        """Claims nothing (lists are containers in litdata)."""
-        return False
+        """Claims ``JpegArray`` wrappers."""
+        return isinstance(item, JpegArray)
 
     def serialize(self, item: Any) -> tuple[bytes, None]:
         """Count, sizes, then each image's JPEG bytes."""
-        if not isinstance(item, list | tuple) or not item:
-            raise TypeError("expected a non-empty list of JPEG images")
-        encoded = [JPEGSerializer().serialize(image)[0] for image in item]
+        quality = None
+        if isinstance(item, JpegArray):
+            item, quality = item.images, item.quality
+        if not isinstance(item, list | tuple):
+            raise TypeError(f"expected a JpegArray, got {type(item).__qualname__}")
+        if not item:
+            raise ValueError("JpegArray(images=[]) is empty: it needs at least one image")
+        encoded = [_jpeg_bytes(image, quality) for image in item]
         sizes = struct.pack(f"<{len(encoded) + 1}I", len(encoded), *map(len, encoded))
         return sizes + b"".join(encoded), None
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from litdata.plugins.serializers._paths import extension_of, media_path
 from litdata.plugins.serializers.images import decode_image_tensor, wrapped_image
 from litdata.types import File, Image, Text
 
@@ -19,15 +19,8 @@ IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "gif"})
 _MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG", "png"), (b"GIF8", "gif"), (b"BM", "bmp"))
 
 
-def _extension(path: str | os.PathLike[str] | None) -> str:
-    return Path(path).suffix.lower().lstrip(".") if path else ""
-
-
 def _is_image_path(item: Any) -> bool:
-    if not isinstance(item, str | os.PathLike) or isinstance(item, bytes):
-        return False
-    path = os.fspath(item)
-    return _extension(path) in IMAGE_EXTENSIONS and os.path.isfile(path)
+    return not isinstance(item, dict) and media_path(item, IMAGE_EXTENSIONS) is not None
 
 
 def _sniff(data: bytes) -> str:
@@ -71,7 +64,7 @@ class ImageSerializer:
             data, extension = _encode(item)
         else:
             data = item.read()
-            extension = _extension(item.path) or _sniff(data)
+            extension = extension_of(item.path) or _sniff(data)
         return data, f"image:{'jpg' if extension == 'jpeg' else extension}"
 
     def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
@@ -87,7 +80,7 @@ class FileSerializer:
 
     name: ClassVar[str] = "file"
     types: ClassVar[tuple[str, ...]] = ("litdata.types.File",)
-    priority: ClassVar[int] = 215
+    priority: ClassVar[int] = 214
 
     def can_serialize(self, item: Any) -> bool:
         """Claims ``File`` wrappers only."""
@@ -97,7 +90,7 @@ class FileSerializer:
         """The bytes; the name records the extension, e.g. ``file:txt``."""
         if not isinstance(item, File):
             raise TypeError(f"expected a File, got {type(item).__qualname__}")
-        extension = _extension(item.path)
+        extension = extension_of(item.path)
         return item.read(), f"file:{extension}" if extension else "file"
 
     def deserialize(self, data: bytes | memoryview) -> bytes:

@@ -181,9 +181,10 @@ class FsspecStorage:
         Raises:
             FileNotFoundError: ``url``'s bucket does not exist.
         """
+        path = self.path(url)
         try:
             with self._errors(url):
-                entries = self.fs.ls(self.path(url), detail=True)
+                entries = self.fs.ls(path, detail=True)
         except MissingBucketError:
             raise
         except FileNotFoundError:
@@ -191,7 +192,8 @@ class FsspecStorage:
         return sorted(
             entry["name"].rstrip("/").rsplit("/", 1)[-1]
             for entry in entries
-            if entry.get("type") == "file"
+            # fsspec lists an object as itself: it is not under its own name as a prefix
+            if entry.get("type") == "file" and entry["name"].strip("/") != path.strip("/")
         )
 
     def delete(self, url: str) -> None:
