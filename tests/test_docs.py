@@ -79,18 +79,23 @@ def environment(request, page, tmp_path_factory):
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_docs_examples_run(page, tmp_path, environment):
-    """A page's Python examples run in order in one directory, as a reader would run them.
+    """A page's Python and shell examples run in order in one directory, as a reader would.
 
     Each block is saved as a file and run, so an example can be a module that workers import
     (``if __name__ == "__main__":``) or a test file that runs pytest on itself.
     """
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
-    for number, block in enumerate(blocks):
-        script = tmp_path / f"example_{number}.py"
-        script.write_text(block)
-        subprocess.run(
-            [sys.executable, script.name], cwd=tmp_path, env=environment, check=True, timeout=180
-        )
+    blocks = re.findall(r"```(python|shell)\n(.*?)```", page.read_text(), re.S)
+    # ``shell`` blocks are commands a reader types (``litdata inspect ...``): they run with
+    # this interpreter's ``litdata`` first on PATH, and must succeed.
+    environment["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{environment['PATH']}"
+    for number, (language, block) in enumerate(blocks):
+        if language == "shell":
+            command = ["bash", "-euo", "pipefail", "-c", block]
+        else:
+            script = tmp_path / f"example_{number}.py"
+            script.write_text(block)
+            command = [sys.executable, script.name]
+        subprocess.run(command, cwd=tmp_path, env=environment, check=True, timeout=180)
 
 
 def test_readme_examples_pass_mypy_strict(tmp_path):

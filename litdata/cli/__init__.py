@@ -7,17 +7,29 @@ import sys
 from collections.abc import Sequence
 
 from litdata.__about__ import __version__
-from litdata.cli import cache, plugins, verify
+from litdata.cli import bench, cache, inspect, optimize, plugins, trace, verify
 
 __all__ = ["main"]
 
-_COMMANDS = (cache, plugins, verify)
+_COMMANDS = (plugins, inspect, verify, cache, optimize, bench, trace)
+
+_EXAMPLES = """examples:
+  litdata inspect ./my-dataset          what a dataset holds
+  litdata verify s3://bucket/data       check every chunk
+  litdata bench ./my-dataset            samples/s per num_workers
+  litdata trace convert litdata_debug.log -o trace.json.gz
+
+Run `litdata COMMAND --help` for a command's options. Exit status: 0 success, 1 a problem
+was found or the command failed, 2 wrong usage."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``litdata`` command line and return its exit status."""
     parser = argparse.ArgumentParser(
-        prog="litdata", description="Inspect litdata plugins, datasets and the chunk cache."
+        prog="litdata",
+        description="Inspect, verify, write and benchmark litdata datasets; manage the cache.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"litdata {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -15,10 +15,26 @@ from litdata.core.storage.location import resolve
 __all__ = ["add_parser", "run"]
 
 
+_EXAMPLES = """examples:
+  litdata cache path                      # the cache root
+  litdata cache du                        # what each cached dataset takes
+  litdata cache clear s3://bucket/data    # one dataset's cached chunks
+  litdata cache clear                     # everything (stale locks included)"""
+
+
 def add_parser(commands: Any) -> None:
     """Register the ``cache`` command."""
-    parser = commands.add_parser("cache", help="show or clear the local chunk cache")
-    parser.add_argument("action", choices=["path", "clear"], help="print the path, or delete")
+    parser = commands.add_parser(
+        "cache",
+        help="show, measure or clear the local chunk cache",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "action",
+        choices=["path", "clear", "du"],
+        help="print the path, delete, or show the disk usage per dataset",
+    )
     parser.add_argument(
         "dataset", nargs="?", help="only this dataset's cache (its URL or path), not all of it"
     )
@@ -37,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "path":
         print(target)
         return 0
+    if args.action == "du":
+        return _disk_usage(target)
     if not target.exists():
         print(f"{target}: nothing cached.")
         return 0
@@ -45,4 +63,20 @@ def run(args: argparse.Namespace) -> int:
     print(f"Removed {target} ({size / 1e6:,.1f} MB).")
     if args.dataset is None:
         os.makedirs(root, exist_ok=True)
+    return 0
+
+
+def _disk_usage(target: Path) -> int:
+    """Print the size of each dataset's cache folder under ``target``, largest first."""
+    if not target.is_dir():
+        print(f"{target}: nothing cached.")
+        return 0
+    folders = [path for path in target.iterdir() if path.is_dir()]
+    rows = sorted(((_size(path), path) for path in folders), reverse=True)
+    loose = sum(path.stat().st_size for path in target.iterdir() if path.is_file())
+    for size, path in rows:
+        chunks = sum(1 for item in path.rglob("chunk-*.bin") if item.is_file())
+        print(f"{size / 1e6:>12,.1f} MB  {chunks:>6} chunks  {path}")
+    total = sum(size for size, _ in rows) + loose
+    print(f"{total / 1e6:>12,.1f} MB  total in {target}")
     return 0

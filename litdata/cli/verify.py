@@ -10,11 +10,13 @@ from typing import Any
 from tqdm import tqdm
 
 from litdata.core.cache.chunks import ChunkCache
+from litdata.core.chunks.checksum import verify_checksum
 from litdata.core.chunks.codecs import create_compressor
 from litdata.core.chunks.layout import validate_header
 from litdata.core.chunks.stored import plain_chunk
 from litdata.core.errors import LitdataError
 from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.protocols import Compressor
 from litdata.core.source import open_dataset
 
 __all__ = ["add_parser", "check_chunk", "run"]
@@ -39,12 +41,17 @@ def check_chunk(cache: ChunkCache, index: DatasetIndex, entry: ChunkEntry, scrat
     config = index.config
     if not config.compression and len(data) != entry.chunk_bytes:
         recorded = entry.chunk_bytes
-        return f"truncated or padded: {len(data):,} bytes, but index.json records {recorded:,}"
+        what = "truncated" if len(data) < recorded else "too long"
+        return f"{what}: {len(data):,} bytes, but index.json records {recorded:,}"
     compressor = (
         create_compressor(config.compression, index.plugins.get("compression"))
         if config.compression
         else None
     )
+    try:
+        verify_checksum(data, entry, where)
+    except LitdataError as error:
+        return _damage(data, entry, compressor) or str(error)
     try:
         plain = plain_chunk(
             data,
@@ -58,6 +65,25 @@ def check_chunk(cache: ChunkCache, index: DatasetIndex, entry: ChunkEntry, scrat
             validate_header(view, num_items=entry.chunk_size, file_size=len(view), name=where)
     except LitdataError as error:
         return str(error)
+    return ""
+
+
+def _damage(data: bytes, entry: ChunkEntry, compressor: Compressor | None) -> str:
+    """Why a compressed chunk fails its checksum, when its bytes say: cut short, or garbled."""
+    if compressor is None:
+        return ""
+    try:
+        plain = compressor.decompress(data)
+    except Exception as error:  # any codec's error: the stored bytes are not a whole stream
+        return (
+            f"truncated or damaged: its {compressor.name} data does not decompress ({error}); "
+            f"re-copy or re-create it"
+        )
+    if len(plain) < entry.chunk_bytes:
+        return (
+            f"truncated: it decompresses to {len(plain):,} bytes, but index.json records "
+            f"{entry.chunk_bytes:,}"
+        )
     return ""
 
 

@@ -18,6 +18,8 @@ __all__ = [
     "integer",
     "plugin_autoload",
     "ranks_dir",
+    "set_trace_settings",
+    "trace_settings",
 ]
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -115,3 +117,24 @@ def blocked_plugins() -> frozenset[str]:
     """Hook plugins to skip, by entry-point name (``LITDATA_BLOCK_PLUGINS``, comma-separated)."""
     raw = os.environ.get("LITDATA_BLOCK_PLUGINS", "")
     return frozenset(name.strip() for name in raw.split(",") if name.strip())
+
+
+def trace_settings() -> tuple[str | None, str | None, str]:
+    """The tracer's settings: ``(level, categories, log file)``.
+
+    ``LITDATA_TRACE_LEVEL`` (``off``, ``batch``, ``chunk``, ``sample``, ``debug``),
+    ``LITDATA_TRACE_CATEGORIES`` (comma-separated; wins over the level) and
+    ``LITDATA_LOG_FILE`` (default ``litdata_debug.log``). Unset values are ``None``.
+    """
+    level = os.environ.get("LITDATA_TRACE_LEVEL") or None
+    categories = os.environ.get("LITDATA_TRACE_CATEGORIES")
+    log_file = os.environ.get("LITDATA_LOG_FILE") or "litdata_debug.log"
+    return level, categories, log_file
+
+
+def set_trace_settings(level: str, categories: str, log_file: str) -> None:
+    """Export the tracer's settings, so DataLoader and optimize workers inherit them."""
+    os.environ["LITDATA_TRACE_LEVEL"] = level
+    os.environ["LITDATA_TRACE_CATEGORIES"] = categories
+    os.environ["LITDATA_LOG_FILE"] = log_file
+    os.environ.setdefault("LITDATA_LOG_LEVEL", "DEBUG")

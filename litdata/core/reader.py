@@ -25,6 +25,7 @@ from litdata.core.protocols import (
 )
 from litdata.core.ranged import RangedItems
 from litdata.core.reading import ReadOptions
+from litdata.core.registry import hooks
 from litdata.core.source import Dataset, open_dataset
 from litdata.core.storage.location import Location, resolve
 
@@ -139,8 +140,7 @@ class DatasetReader:
         self._prefetcher.plan(order)
 
     def _describe(self, chunk_index: int) -> str:
-        url = self.location.join(self.index.chunks[chunk_index].filename)
-        return f"chunk {chunk_index} ({url}) for {self.reader_name}"
+        return f"chunk {chunk_index} ({self._chunk_url(chunk_index)}) for {self.reader_name}"
 
     def chunk(self, chunk_index: int) -> ChunkHandle:
         """The open chunk ``chunk_index``, fetching and opening it (and closing the oldest)."""
@@ -159,7 +159,11 @@ class DatasetReader:
             oldest, handle = self._open.popitem(last=False)
             self._close(oldest, handle)
         self._open[chunk_index] = opened
+        hooks.chunk_opened(self._chunk_url(chunk_index), chunk_index, self.chunk_sizes[chunk_index])
         return opened
+
+    def _chunk_url(self, chunk_index: int) -> str:
+        return self.location.join(self.index.chunks[chunk_index].filename)
 
     def done_with(self, chunk_index: int) -> None:
         """Close chunk ``chunk_index`` (a streaming worker read all it needs of it)."""
@@ -171,6 +175,7 @@ class DatasetReader:
     def _close(self, chunk_index: int, handle: ChunkHandle) -> None:
         handle.close()
         self.cache.release(chunk_index)
+        hooks.chunk_closed(self._chunk_url(chunk_index), chunk_index)
 
     def read(self, chunk_index: int, position: int) -> Any:
         """Decode the item at ``position`` of chunk ``chunk_index``.

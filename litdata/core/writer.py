@@ -7,6 +7,7 @@ import functools
 import logging
 import os
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -135,6 +136,7 @@ class ChunkWriter:
         self._next_chunk = chunk_index
         self._parts: list[bytes] = []
         self._sizes: list[int] = []
+        self._chunk_began = time.perf_counter()
         self._item_bytes = 0
         self._dim: int | None = None
         self.chunks: list[ChunkEntry] = list(previous_chunks)
@@ -175,6 +177,8 @@ class ChunkWriter:
         ):
             self._flush()
             count = 0
+        if not self._sizes:
+            self._chunk_began = time.perf_counter()
         self._parts.extend(parts)
         self._sizes.append(size)
         self._item_bytes += size
@@ -231,7 +235,7 @@ class ChunkWriter:
         self._sizes = []
         self._item_bytes = 0
         self._dim = None
-        hooks.chunk_written(str(path), entry.to_json())
+        hooks.chunk_written(str(path), entry.to_json(), time.perf_counter() - self._chunk_began)
         if self._on_chunk is not None:
             self._on_chunk(path, entry)
 

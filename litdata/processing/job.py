@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from litdata.core import config
+from litdata.core import config, tracing
 from litdata.core.index import DatasetConfig
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.protocols import Serializer
@@ -72,6 +72,10 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
     """
     progress = _Progress(rank, report)
     current: Item = (-1, None)  # (position, input), named in a failure report
+    tracer = tracing.current()
+    if tracer is not None:  # an ``optimize`` span over this worker's work
+        tracer.set_context(worker_rank=rank)
+        tracer.begin("optimize", "epoch", worker=rank)
     try:
         for current in inputs:
             progress.add(1, handle(current[1]))
@@ -79,9 +83,13 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
         raise
     except Exception as error:
         _fail(rank, *current, error, report)
+        if tracer is not None:
+            tracer.instant("crash", "crash", exception=type(error).__name__, error=error)
         raise ReportedFailure from error
     finally:
         progress.flush()
+        if tracer is not None:
+            tracer.end("optimize", "epoch", worker=rank, inputs=current[0] + 1)
 
 
 @dataclass

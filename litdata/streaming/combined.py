@@ -132,6 +132,13 @@ class CombinedStreamingDataset(ComposedDataset):
             )
         return sum(-(-total // batch_size) for total in self._worker_totals(num_workers))
 
+    def _repr_fields(self) -> list[tuple[str, Any]]:
+        return [
+            ("weights", self._weights),
+            ("iterate_over_all", self.iterate_over_all),
+            ("batching_method", self.batching_method),
+        ]
+
     def __len__(self) -> int:
         if not self.iterate_over_all:
             raise TypeError("A mixture with iterate_over_all=False has no fixed length.")

@@ -11,6 +11,7 @@ from litdata.streaming.batching import LoaderProgress, deliver, in_worker
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
+from litdata.streaming.reprs import length_of, render
 from litdata.streaming.state import validate_state
 from litdata.streaming.state_shape import describe_state, require_dataset_state
 
@@ -64,6 +65,21 @@ class ComposedDataset(IterableDataset[Any]):
         self._num_workers = 1
         self._collate: Callable[[list[Any]], Any] | None = None
         self._resume: dict[str, Any] | None = None
+
+    def _repr_fields(self) -> list[tuple[str, Any]]:
+        """A subclass's own settings, shown by ``repr()``."""
+        return []
+
+    def __repr__(self) -> str:
+        fields = [
+            ("length", length_of(self)),
+            ("datasets", len(self.datasets)),
+            *self._repr_fields(),
+            ("seed", self.seed),
+            ("epoch", self.current_epoch),
+            ("workers", self._num_workers),
+        ]
+        return render(type(self).__name__, fields, self.datasets)
 
     # -- configuration ---------------------------------------------------------------------
     def set_epoch(self, epoch: int) -> None:

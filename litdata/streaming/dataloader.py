@@ -9,18 +9,29 @@ seen yet.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
 
+from litdata.core import tracing
 from litdata.core.errors import LitdataWarning
 from litdata.core.lifeline import Lifeline
 from litdata.streaming.agreement import check_ranks_agree
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
+from litdata.streaming.profiling import (
+    ProfileSettings,
+    ProfilingCollate,
+    WorkerStart,
+    start_in_main,
+    stop_in_main,
+)
+from litdata.streaming.reprs import length_of, render
 from litdata.streaming.state_shape import require_loader_state
+from litdata.streaming.traced import traced_batches
 from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
@@ -112,6 +123,14 @@ class StreamingDataLoader(DataLoader[Any]):
         drop_last: Overrides the dataset's ``drop_last`` when given.
         collate_fn: Makes a batch from a list of samples, inside the workers;
             ``litdata_collate`` (PyTorch's default collation, faster) by default.
+        profile_batches: Trace this many batches of worker 0 (of the main process without
+            workers) with ``torch.profiler``, or ``True`` for the whole epoch: writes
+            ``result.json`` (open it in Perfetto) and ``result.txt`` into ``profile_dir``.
+        profile_skip_batches: Batches to let pass before tracing.
+        profile_dir: Where profiles go (default: the current directory).
+        profile_cprofile: Also write cProfile statistics of worker 0
+            (``cprofile_worker0.prof`` and ``.txt``) and of the training loop
+            (``cprofile_main.prof`` and ``.txt``). Only global rank 0 profiles.
         **kwargs: Other ``DataLoader`` arguments (``pin_memory``, ``prefetch_factor``,
             ``multiprocessing_context``, ``worker_init_fn``...).
 
@@ -128,6 +147,10 @@ class StreamingDataLoader(DataLoader[Any]):
         shuffle: bool | None = None,
         drop_last: bool | None = None,
         collate_fn: Callable[[list[Any]], Any] | None = None,
+        profile_batches: int | bool | None = None,
+        profile_skip_batches: int = 0,
+        profile_dir: str | os.PathLike[str] | None = None,
+        profile_cprofile: bool = False,
         **kwargs: Any,
     ) -> None:
         if not _is_streamable(dataset):
@@ -153,7 +176,12 @@ class StreamingDataLoader(DataLoader[Any]):
             dataset.set_drop_last(drop_last)
         dataset.set_batch_size(batch_size)
         dataset.set_num_workers(num_workers)
-        self._collate = collate_fn or litdata_collate
+        self._collate: Callable[[list[Any]], Any] = collate_fn or litdata_collate
+        self._profile = ProfileSettings.create(
+            profile_batches, profile_skip_batches, profile_dir, profile_cprofile
+        )
+        if self._profile is not None:
+            self._collate = ProfilingCollate(self._collate)
         self.samples_per_batch = batch_size
         self.current_epoch = 0
         self._restoring = False
@@ -172,6 +200,16 @@ class StreamingDataLoader(DataLoader[Any]):
             **kwargs,
         )
 
+    def __repr__(self) -> str:
+        fields = [
+            ("batch_size", self.samples_per_batch),
+            ("num_workers", self.num_workers),
+            ("batches", length_of(self)),
+            ("epoch", self.current_epoch),
+            ("profile", self._profile.describe() if self._profile else None),
+        ]
+        return render(type(self).__name__, fields, [self.dataset])
+
     @property
     def _streamable(self) -> Streamable:
         return self.dataset  # type: ignore[return-value]
@@ -189,7 +227,8 @@ class StreamingDataLoader(DataLoader[Any]):
         # first, so that none outlives it, then runs the user's ``worker_init_fn``.
         init = self.worker_init_fn
         if self.num_workers > 0:
-            self.worker_init_fn = Lifeline.to_this_thread(then=init)
+            then = init if self._profile is None else WorkerStart(self._profile, init)
+            self.worker_init_fn = Lifeline.to_this_thread(then=then)
         try:
             iterator = super()._get_iterator()
         finally:
@@ -216,8 +255,13 @@ class StreamingDataLoader(DataLoader[Any]):
         self._latest_worker = -1
         check_ranks_agree(self, dataset.agreement)
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
+        envelopes: Iterator[Any] = super().__iter__()  # the workers start here
+        tracer = tracing.current()
+        if tracer is not None:  # tracing off: this branch is all it costs
+            envelopes = traced_batches(envelopes, tracer, self.current_epoch)
+        profiler = None if self._profile is None else start_in_main(self._profile, self.num_workers)
         try:
-            for envelope in super().__iter__():
+            for envelope in envelopes:
                 if not isinstance(envelope, Envelope):
                     raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
                 if not self._counts:
@@ -230,6 +274,10 @@ class StreamingDataLoader(DataLoader[Any]):
                 yield unpack(envelope.data) if packed else envelope.data
         finally:
             dataset.set_collate(None)
+            if tracer is not None:  # a loop that broke off ends its epoch span now
+                envelopes.close()  # type: ignore[attr-defined]
+            if self._profile is not None:
+                stop_in_main(profiler)
         self._epoch_finished = True
         self._broken_off = False
         dataset.reset_state_dict()

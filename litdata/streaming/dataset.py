@@ -12,6 +12,7 @@ from typing import Any
 import numpy.random  # noqa: F401
 from torch.utils.data import IterableDataset
 
+from litdata.core import tracing
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.reader import DatasetReader
@@ -27,6 +28,7 @@ from litdata.streaming.options import (
 )
 from litdata.streaming.plan import Segment, Topology, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
+from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
 from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.state import (
@@ -39,6 +41,7 @@ from litdata.streaming.state import (
 )
 from litdata.streaming.state_shape import require_dataset_state
 from litdata.streaming.subsets import subsample_regions, subset_regions
+from litdata.streaming.traced import traced_read
 from litdata.streaming.windows import FrameWindows
 
 __all__ = ["StreamingDataset"]
@@ -232,6 +235,24 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
     def __len__(self) -> int:
         return self.get_len(self._num_workers, self._batch_size)
 
+    def __repr__(self) -> str:
+        shuffle = self.shuffle if isinstance(self.shuffle, bool | str) else describe(self.strategy)
+        return render(
+            type(self).__name__,
+            [
+                ("input_dir", self._reader.root),
+                ("length", length_of(self)),
+                ("items", self.num_items),
+                ("chunks", len(self._reader.index.chunks)),
+                ("shuffle", shuffle),
+                ("seed", self.seed),
+                ("drop_last", self.drop_last),
+                ("epoch", self.current_epoch),
+                ("workers", self._num_workers),
+                ("batch_size", self._batch_size),
+            ],
+        )
+
     # -- random access -----------------------------------------------------------------------
     @property
     def _all_transforms(self) -> tuple[Callable[[Any], Any], ...]:
@@ -314,6 +335,8 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
+        tracer = tracing.current()
+        sampled = tracer is not None and tracer.on("sample")
         chunks = [regions[segment.region].chunk for segment in segments]
         last_use = {chunk: number for number, chunk in enumerate(chunks)}
         reader.prefetch(chunks, self.max_pre_download)
@@ -324,6 +347,8 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                 chunk = reader.chunk(region.chunk)
                 chunk.prefetch()  # the kernel reads the chunk ahead while we decode
                 start = region.start
+                if sampled:  # per-sample spans (level "sample"); otherwise no cost per sample
+                    read = traced_read(reader.decoder.read, tracer, region.chunk)  # type: ignore[arg-type]
                 for first in range(segment.offset, segment.offset + segment.count, size):
                     last = min(first + size, segment.offset + segment.count)
                     if overridden:  # a subclass's __getitem__ sees every streamed item

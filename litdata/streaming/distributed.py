@@ -7,9 +7,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from litdata.core import tracing
 from litdata.streaming.plan import Topology
 
-__all__ = ["logical_worker", "rank_and_world", "worker_and_count"]
+__all__ = ["logical_worker", "num_nodes", "rank_and_world", "worker_and_count"]
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -37,6 +38,12 @@ def rank_and_world() -> tuple[int, int]:
     return rank, world
 
 
+def num_nodes(world: int) -> int:
+    """How many machines the ``world`` processes run on (``LOCAL_WORLD_SIZE`` per machine)."""
+    per_node = os.environ.get("LOCAL_WORLD_SIZE", "")
+    return max(1, world // int(per_node)) if per_node.isdigit() and int(per_node) else 1
+
+
 def worker_and_count() -> tuple[int, int]:
     """``(worker id, number of workers)`` inside a DataLoader worker, else ``(0, 1)``."""
     from torch.utils.data import get_worker_info
@@ -51,7 +58,14 @@ def logical_worker(batch_size: int, rotation: Callable[[Topology], int]) -> tupl
     A resumed epoch rotates the ids (``rotation``) so that torch's first worker continues the
     round robin where the interrupted run stopped.
     """
-    _, world = rank_and_world()
+    rank, world = rank_and_world()
     worker, workers = worker_and_count()
     topology = Topology(world, workers, batch_size)
+    tracing.set_context(
+        dist_world_size=world,
+        dist_global_rank=rank,
+        dist_num_nodes=num_nodes(world),
+        worker_world_size=workers,
+        worker_rank=worker,
+    )
     return topology, (worker + rotation(topology)) % workers

@@ -144,6 +144,9 @@ class ParallelStreamingDataset(ComposedDataset):
         """This rank's batches per epoch."""
         return sum(-(-steps // batch_size) for steps in self._steps(num_workers))
 
+    def _repr_fields(self) -> list[tuple[str, Any]]:
+        return [("length_per_epoch", self.length), ("resume", self.resume)]
+
     def __len__(self) -> int:
         return sum(self._steps(self._num_workers))
 

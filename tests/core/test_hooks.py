@@ -19,7 +19,8 @@ import litdata
 EVENTS = []
 
 @litdata.hookimpl
-def litdata_chunk_written(path, chunk):
+def litdata_chunk_written(path, chunk, seconds):
+    assert seconds >= 0
     EVENTS.append(("written", chunk["filename"], chunk["chunk_size"]))
 
 @litdata.hookimpl
@@ -29,6 +30,18 @@ def litdata_chunk_downloaded(url, path, nbytes):
 @litdata.hookimpl
 def litdata_chunk_evicted(path, nbytes):
     EVENTS.append(("evicted", path, nbytes))
+
+@litdata.hookimpl
+def litdata_chunk_decompressed(path, nbytes, seconds):
+    EVENTS.append(("decompressed", path.rsplit("/", 1)[-1], nbytes, seconds))
+
+@litdata.hookimpl
+def litdata_chunk_opened(url, chunk_index, items):
+    EVENTS.append(("opened", chunk_index, items))
+
+@litdata.hookimpl
+def litdata_chunk_closed(chunk_index):
+    EVENTS.append(("closed", chunk_index))
 
 @litdata.hookimpl
 def litdata_resolve_storage(url):
@@ -56,6 +69,7 @@ def recorder(tmp_path, monkeypatch):
     reset_plugin_manager()
     module = get_plugin_manager().get_plugin("recorder")
     assert module is not None, "the entry point was not loaded"
+    module.EVENTS.clear()  # the module stays imported from one test to the next
     return module
 
 
@@ -91,6 +105,46 @@ def test_hook_litdata_chunk_evicted(recorder, tmp_path):
     assert len(evicted) == 1
     assert evicted[0][1].endswith("chunk-0-0.bin")
     assert evicted[0][2] > 2000
+
+
+def test_hook_litdata_chunk_decompressed(recorder, tmp_path):
+    ld.write_dataset(
+        ({"x": np.zeros(100)} for _ in range(4)), tmp_path / "ds", chunk_size=2, compression="zstd"
+    )
+    ld.write_dataset(range(4), tmp_path / "plain", chunk_size=2)
+    ld.DatasetReader(tmp_path / "plain")[3]  # read in place: nothing to decompress
+    reader = ld.DatasetReader(tmp_path / "ds")
+    reader[0], reader[3]
+    events = [e for e in recorder.EVENTS if e[0] == "decompressed"]
+    assert [e[1] for e in events] == ["chunk-0-0.bin", "chunk-0-1.bin"]  # the plain cache files
+    assert all(e[2] == reader.index.chunks[0].chunk_bytes and e[3] > 0 for e in events)
+
+
+def test_hook_litdata_chunk_opened(recorder, tmp_path):
+    ld.write_dataset(range(5), tmp_path / "ds", chunk_size=2)
+    assert list(ld.StreamingDataset(tmp_path / "ds")) == [0, 1, 2, 3, 4]
+    assert [e for e in recorder.EVENTS if e[0] == "opened"] == [
+        ("opened", 0, 2),
+        ("opened", 1, 2),
+        ("opened", 2, 1),
+    ]
+
+
+def test_hook_litdata_chunk_closed(recorder, tmp_path):
+    ld.write_dataset(range(5), tmp_path / "ds", chunk_size=2)
+    iterator = iter(ld.StreamingDataset(tmp_path / "ds"))
+    assert [next(iterator) for _ in range(3)] == [0, 1, 2]
+    assert [e for e in recorder.EVENTS if e[0] == "closed"] == [("closed", 0)]
+    assert list(iterator) == [3, 4]
+    opened_and_closed = [e[:2] for e in recorder.EVENTS if e[0] in {"opened", "closed"}]
+    assert opened_and_closed == [
+        ("opened", 0),
+        ("closed", 0),
+        ("opened", 1),
+        ("closed", 1),
+        ("opened", 2),
+        ("closed", 2),
+    ]
 
 
 def test_hook_litdata_resolve_storage(recorder, tmp_path):

@@ -280,8 +280,11 @@ class ChunkCache:
             raise _missing(url) from None
         return url
 
-    def _fetch_plain(self, entry: ChunkEntry, temporary: Path) -> tuple[int, str]:
-        """Put the chunk's checked plain bytes in ``temporary``: ``(size as stored, source)``.
+    def _fetch_plain(self, entry: ChunkEntry, temporary: Path) -> tuple[int, str, float]:
+        """Put the chunk's checked plain bytes in ``temporary``.
+
+        Returns ``(size as stored, source, seconds spent checking and decompressing)``; the
+        last is 0 for a chunk checked while it streams to disk.
 
         A remote, uncompressed chunk is downloaded straight into place and checked from the
         file, block by block, so prefetching never holds whole chunks in memory.
@@ -293,8 +296,9 @@ class ChunkCache:
         if self._local is None and not self._compression:
             url = self._download(entry, temporary)
             verify_file(temporary, entry, url)
-            return temporary.stat().st_size, url
+            return temporary.stat().st_size, url, 0.0
         data, source = self.stored(entry, temporary)
+        start = time.perf_counter()
         plain = plain_chunk(
             data,
             entry,
@@ -304,7 +308,7 @@ class ChunkCache:
         )
         if plain is not data or self._local is not None:
             temporary.write_bytes(plain)
-        return len(data), source
+        return len(data), source, time.perf_counter() - start
 
     def _fetch(self, entry: ChunkEntry, target: Path) -> None:
         """Fetch, check and decompress one chunk, and publish it as ``target``.
@@ -318,14 +322,16 @@ class ChunkCache:
         with publishing(target, entry.chunk_bytes) as temporary:
             for attempt in range(1, attempts + 1):
                 try:
-                    size, source = self._fetch_plain(entry, temporary)
+                    size, source, inflating = self._fetch_plain(entry, temporary)
                     break
                 except ChunkCorruptError:
                     if attempt == attempts:
                         raise
                     where = self.location.join(entry.filename)
                     logger.warning("chunk %s failed its check; downloading it again", where)
-        hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start)
+        hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)
+        if inflating:
+            hooks.chunk_decompressed(str(target), entry.chunk_bytes, inflating)
         logger.debug("fetched %s into %s", source, target)
 
     def _make_room(self, needed: int) -> None:

@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from litdata.core import tracing
+
 __all__ = ["ChunkLock", "LockTimeoutError"]
 
 _POLL_SECONDS = 0.01
@@ -53,6 +55,19 @@ class ChunkLock:
         Returns:
             Whether the lock was granted.
         """
+        tracer = tracing.current()
+        if tracer is None or not tracer.on("lock"):
+            return self._acquire(mode, timeout)
+        name = self.path.name.removesuffix(".lock")
+        tracer.begin("lock", "lock", chunk=name, mode=mode)  # a span of waiting for it
+        granted = False
+        try:
+            granted = self._acquire(mode, timeout)
+        finally:
+            tracer.end("lock", "lock", chunk=name, mode=mode, granted=granted)
+        return granted
+
+    def _acquire(self, mode: str, timeout: float | None) -> bool:
         operation = fcntl.LOCK_SH if mode == "shared" else fcntl.LOCK_EX
         descriptor = self._open()
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from litdata.core import config
+from litdata.core import config, tracing
 from litdata.core.errors import ChunkWaitTimeoutError
 
 __all__ = ["Prefetcher"]
@@ -144,6 +144,9 @@ class _DaemonPool:
             try:
                 future.set_result(call(chunk))
             except BaseException as error:  # handed to the reader as it is
+                tracer = tracing.current()
+                if tracer is not None:
+                    tracer.instant("crash", "crash", exception=type(error).__name__, error=error)
                 future.set_exception(error)
 
     def shutdown(self) -> None:

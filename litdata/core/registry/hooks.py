@@ -11,8 +11,11 @@ if TYPE_CHECKING:
     from litdata.core.storage.location import Location
 
 __all__ = [
+    "chunk_closed",
+    "chunk_decompressed",
     "chunk_downloaded",
     "chunk_evicted",
+    "chunk_opened",
     "chunk_written",
     "detect_format",
     "resolve_storage",
@@ -47,9 +50,9 @@ def shuffle_for(url: str, shuffle: bool) -> str:
     return _answer("litdata_shuffle_for", name, url=url, shuffle=shuffle)
 
 
-def chunk_written(path: str, chunk: dict[str, Any]) -> None:
-    """Tell plugins a chunk file was written."""
-    get_plugin_manager().hook.litdata_chunk_written(path=path, chunk=chunk)
+def chunk_written(path: str, chunk: dict[str, Any], seconds: float) -> None:
+    """Tell plugins a chunk file was written (``seconds`` after its first sample came)."""
+    get_plugin_manager().hook.litdata_chunk_written(path=path, chunk=chunk, seconds=seconds)
 
 
 def chunk_downloaded(url: str, path: str, nbytes: int, seconds: float) -> None:
@@ -62,3 +65,18 @@ def chunk_downloaded(url: str, path: str, nbytes: int, seconds: float) -> None:
 def chunk_evicted(path: str, nbytes: int) -> None:
     """Tell plugins a cached chunk was deleted."""
     get_plugin_manager().hook.litdata_chunk_evicted(path=path, nbytes=nbytes)
+
+
+def chunk_decompressed(path: str, nbytes: int, seconds: float) -> None:
+    """Tell plugins a fetched chunk was checked and decompressed."""
+    get_plugin_manager().hook.litdata_chunk_decompressed(path=path, nbytes=nbytes, seconds=seconds)
+
+
+def chunk_opened(url: str, chunk_index: int, items: int) -> None:
+    """Tell plugins a reader opened a chunk."""
+    get_plugin_manager().hook.litdata_chunk_opened(url=url, chunk_index=chunk_index, items=items)
+
+
+def chunk_closed(url: str, chunk_index: int) -> None:
+    """Tell plugins a reader closed a chunk."""
+    get_plugin_manager().hook.litdata_chunk_closed(url=url, chunk_index=chunk_index)

@@ -71,12 +71,13 @@ def litdata_shuffle_for(url: str, shuffle: bool) -> str | None:
 
 
 @hookspec
-def litdata_chunk_written(path: str, chunk: dict[str, Any]) -> None:
+def litdata_chunk_written(path: str, chunk: dict[str, Any], seconds: float) -> None:
     """A writer finished a chunk file.
 
     Args:
         path: The local path of the chunk file.
         chunk: Its ``index.json`` entry (``filename``, ``chunk_size``, ``chunk_bytes``...).
+        seconds: How long the chunk took, from its first sample to its file being written.
     """
 
 
@@ -99,4 +100,36 @@ def litdata_chunk_evicted(path: str, nbytes: int) -> None:
     Args:
         path: The deleted file.
         nbytes: Its size.
+    """
+
+
+@hookspec
+def litdata_chunk_decompressed(path: str, nbytes: int, seconds: float) -> None:
+    """A fetched chunk was checked and decompressed (or decrypted) into its plain bytes.
+
+    Args:
+        path: The plain chunk file it becomes in the cache.
+        nbytes: Its plain size.
+        seconds: How long checking and decompressing took.
+    """
+
+
+@hookspec
+def litdata_chunk_opened(url: str, chunk_index: int, items: int) -> None:
+    """A reader opened a chunk to read items from it (once per chunk it enters).
+
+    Args:
+        url: The chunk's location (URL or path) in the dataset.
+        chunk_index: Its position in ``index.json``.
+        items: How many items it holds.
+    """
+
+
+@hookspec
+def litdata_chunk_closed(url: str, chunk_index: int) -> None:
+    """A reader closed a chunk it had opened (it read all it needs, or stopped).
+
+    Args:
+        url: The chunk's location (URL or path) in the dataset.
+        chunk_index: Its position in ``index.json``.
     """

@@ -21,6 +21,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "posix": "litdata.plugins.storage.posix",
         "mds": "litdata.plugins.formats.mds",
         "webdataset": "litdata.plugins.formats.webdataset",
+        "tracer": "litdata.plugins.tracer",
         "parquet": "litdata.plugins.formats.parquet",
     },
     "litdata.storage": {
