@@ -12,10 +12,11 @@ import tarfile
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["iter_webdataset_tar"]
+__all__ = ["iter_webdataset_tar", "split_member"]
 
 
-def _split(name: str) -> tuple[str, str] | None:
+def split_member(name: str) -> tuple[str, str] | None:
+    """A tar member's sample key and field (``a/b.cls`` -> ``("a/b", "cls")``), or ``None``."""
     folder, _, base = name.rpartition("/")
     stem, dot, suffix = base.partition(".")
     if not dot or not stem or not suffix:
@@ -40,7 +41,7 @@ def iter_webdataset_tar(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]
             for member in archive:
                 if not member.isfile():
                     continue
-                parts = _split(member.name)
+                parts = split_member(member.name)
                 if parts is None:
                     continue
                 key, suffix = parts

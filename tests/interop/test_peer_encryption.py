@@ -4,35 +4,21 @@ Runs when ``LITDATA_PEER_PYTHON`` points at a python with LitData installed.
 """
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from peer import MARKS, run_peer
 
 import litdata as ld
 from litdata.plugins.encryption.fernet import FernetEncryption
 
-PEER = os.environ.get("LITDATA_PEER_PYTHON")
-pytestmark = [
-    pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to a python with LitData"),
-]
+pytestmark = MARKS
 SCRIPT = Path(__file__).with_name("encrypted_with_litdata.py")
 PASSWORD = "interop password"
 
 
 def _peer(*args, cwd):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [PEER, str(SCRIPT), *map(str, args)],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
+    return run_peer(SCRIPT, *args, cwd=cwd)
 
 
 @pytest.mark.parametrize("level", ["sample", "chunk"])

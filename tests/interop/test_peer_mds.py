@@ -6,35 +6,21 @@ with mosaicml-streaming and webdataset). Every sample is compared with what Mosa
 """
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from canonical import canonical, first_difference
 from mds_samples import wds_rows, wds_sample
+from peer import MARKS, run_peer
 
 import litdata as ld
 
-PEER = os.environ.get("LITDATA_PEER_PYTHON")
-pytestmark = [
-    pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to the peers' python"),
-]
+pytestmark = MARKS
 SCRIPT = Path(__file__).with_name("mds_with_mosaic.py")
 
 
 def _peer(tmp_path, *args, env=None):
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run(
-        [PEER, str(SCRIPT), *map(str, args)],
-        env={**environment, **(env or {})},
-        cwd=tmp_path,  # not the repository: its litdata would shadow the peer's
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
+    run_peer(SCRIPT, *args, cwd=tmp_path, env=env)
 
 
 def _mosaic_read(tmp_path, folder):

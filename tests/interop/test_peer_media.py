@@ -6,20 +6,15 @@ Runs when ``LITDATA_PEER_PYTHON`` points at a python with LitData and the media 
 """
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from peer import MARKS, run_peer
 
 import litdata as ld
 from litdata.plugins.serializers.video import VideoSerializer
 
-PEER = os.environ.get("LITDATA_PEER_PYTHON")
-pytestmark = [
-    pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to a python with LitData"),
-]
+pytestmark = MARKS
 for _module in ("nibabel", "trimesh", "pypdf", "tifffile", "torch_geometric"):
     pytest.importorskip(_module)
 media_samples = pytest.importorskip("media_samples")
@@ -27,16 +22,7 @@ SCRIPT = Path(__file__).with_name("media_with_litdata.py")
 
 
 def _peer(*args, cwd):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [PEER, str(SCRIPT), *map(str, args)],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout.splitlines()
+    return run_peer(SCRIPT, *args, cwd=cwd).splitlines()
 
 
 def _ours(directory):

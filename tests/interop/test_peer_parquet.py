@@ -13,17 +13,14 @@ from pathlib import Path
 
 import pytest
 from parquet_files import read_with_pyarrow, row, write_parquet
+from peer import MARKS, PEER, run_peer
 
 import litdata as ld
 
-PEER = os.environ.get("LITDATA_PEER_PYTHON")
 PYARROW = os.environ.get(
     "LITDATA_PEER_PYARROW", str(Path.home() / ".cache" / "litdata-bench" / "peer-pyarrow")
 )
-pytestmark = [
-    pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to a python with LitData"),
-]
+pytestmark = MARKS
 COLUMNS = ["id", "text", "tags"]
 
 
@@ -36,15 +33,7 @@ def _peer(code, cwd):
     )
     if found.returncode:
         pytest.skip(f"LitData's Parquet support needs pyarrow in the peer; see {__doc__}")
-    return subprocess.run(
-        [PEER, "-c", code],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
+    return run_peer("-c", code, cwd=cwd, env=env)
 
 
 def test_we_read_the_index_litdata_wrote(tmp_path):

@@ -8,17 +8,12 @@ each reuses the other's (a file added after the listing stays unseen until it is
 import hashlib
 import json
 import os
-import subprocess
 
-import pytest
+from peer import MARKS, run_peer
 
 import litdata as ld
 
-PEER = os.environ.get("LITDATA_PEER_PYTHON")
-pytestmark = [
-    pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to the peers' python"),
-]
+pytestmark = MARKS
 
 READ = """
 import hashlib, json, sys
@@ -30,17 +25,8 @@ print(json.dumps([hashlib.sha256(item).hexdigest() for item in items]))
 
 
 def _litdata(tmp_path, folder, cache):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    result = subprocess.run(
-        [PEER, "-c", READ, str(folder), str(cache)],
-        env=env,
-        cwd=tmp_path,  # not the repository: its litdata would shadow LitData
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    return json.loads(result.stdout.splitlines()[-1])
+    out = run_peer("-c", READ, folder, cache, cwd=tmp_path)
+    return json.loads(out.splitlines()[-1])
 
 
 def _folder(root, count):

@@ -6,33 +6,19 @@ reach a plain-http endpoint, so the peer's venv has it uninstalled (LitData then
 """
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
-import pytest
+from peer import MARKS, run_peer
 
 import litdata as ld
 
-PEER = os.environ.get("LITDATA_PEER_PYTHON")
-pytestmark = [
-    pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to a python with LitData"),
-]
+pytestmark = MARKS
 SCRIPT = Path(__file__).with_name("s3_with_litdata.py")
 
 
 def _peer(*args):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [PEER, str(SCRIPT), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
+    return run_peer(SCRIPT, *args, cwd=SCRIPT.parent)
 
 
 def test_litdata_streams_what_we_wrote_to_s3(s3_server):

@@ -24,6 +24,7 @@ from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.core.storage.location import Location
+from litdata.raw.webdataset import split_member
 
 __all__ = ["TarShard", "WebDatasetFormat", "litdata_detect_format"]
 
@@ -51,14 +52,6 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
     return FORMAT_NAME if _tars(folder) else None
 
 
-def _split(name: str) -> tuple[str, str] | None:
-    folder, _, base = name.rpartition("/")
-    stem, dot, suffix = base.partition(".")
-    if not dot or not stem or not suffix:
-        return None
-    return (f"{folder}/{stem}" if folder else stem), suffix
-
-
 def scan(path: str) -> list[tuple[str, list[Member]]]:
     """The samples of a tar: ``(key, members)`` per run of members sharing a key.
 
@@ -69,7 +62,7 @@ def scan(path: str) -> list[tuple[str, list[Member]]]:
     try:
         with tarfile.open(path, "r:") as archive:
             for member in archive:
-                parts = _split(member.name) if member.isfile() else None
+                parts = split_member(member.name) if member.isfile() else None
                 if parts is None:
                     continue
                 key, suffix = parts
