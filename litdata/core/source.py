@@ -99,24 +99,8 @@ def open_dataset(
     given = None if index_path is None else _read_index_file(where, os.fspath(index_path))
     home = None if where.local_path is not None else cache_home(where.url, cache_dir)
     try:
-        name = hooks.detect_format(where, given)
-        file = name is None and where.pattern is None and _names_a_file(where)
-        if file:
-            where = where.parent()  # ``data/train-0.parquet``: that file of its folder
-            name = hooks.detect_format(where, given)
-        if name is None:
-            raise _missing(where)
-        adapter = registries.formats.create(name)
-        try:
-            index = _matching(given or adapter.read_index(where), where)
-        except DatasetNotFoundError:
-            if not file:
-                raise
-            raise DatasetNotFoundError(
-                f"No dataset at {where.join(where.pattern or '')}: the path is a file, not a "
-                f"dataset directory (and not a file a format reads as a dataset). Pass its "
-                f"folder, {where.url}."
-            ) from None
+        with where.storage.probing():  # every format looks at index.json: fetch it once
+            name, index, adapter, where = _detect(where, given)
     except StorageError as error:
         kept = recall(home) if home is not None else None
         if kept is None:
@@ -133,6 +117,31 @@ def open_dataset(
     if home is not None:
         remember(home, name, index)
     return Dataset(where, index, adapter)
+
+
+def _detect(
+    where: Location, given: DatasetIndex | None
+) -> tuple[str, DatasetIndex, FormatAdapter, Location]:
+    """The format of the dataset at ``where``, its index and adapter, and where its chunks are."""
+    name = hooks.detect_format(where, given)
+    file = name is None and where.pattern is None and _names_a_file(where)
+    if file:
+        where = where.parent()  # ``data/train-0.parquet``: that file of its folder
+        name = hooks.detect_format(where, given)
+    if name is None:
+        raise _missing(where)
+    adapter = registries.formats.create(name)
+    try:
+        index = _matching(given or adapter.read_index(where), where)
+    except DatasetNotFoundError:
+        if not file:
+            raise
+        raise DatasetNotFoundError(
+            f"No dataset at {where.join(where.pattern or '')}: the path is a file, not a "
+            f"dataset directory (and not a file a format reads as a dataset). Pass its "
+            f"folder, {where.url}."
+        ) from None
+    return name, index, adapter, where
 
 
 def _names_a_file(where: Location) -> bool:

@@ -50,3 +50,16 @@ def test_optimize_to_a_bucket_then_stream_it_back(request, server):
         assert batch["name"] == [f"n{i}" for i in batch["id"].tolist()]
         seen += batch["id"].tolist()
     assert sorted(seen) == list(range(200))
+
+
+def test_opening_a_remote_dataset_fetches_its_index_once(s3_server):
+    # Every installed format looks at index.json while the dataset is opened; one GET serves all.
+    url = s3_server.url(s3_server.new_bucket(), "ds")
+    options = s3_server.storage_options
+    ld.write_dataset(range(10), url, chunk_size=5, storage_options=options)
+    log = s3_server.server.log
+    before = len(log.read_text().splitlines())
+    assert len(ld.StreamingDataset(url, storage_options=options, cache_dir=None)) == 10
+    requests = [line for line in log.read_text().splitlines()[before:] if "index.json" in line]
+    assert sum('"GET ' in line for line in requests) == 1, requests
+    assert len(requests) <= 2, requests  # at most one HEAD besides

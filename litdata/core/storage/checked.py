@@ -5,16 +5,23 @@ Every call the core makes to a backend goes through here: what the plugin return
 error naming the plugin and its distribution; and transient failures (connection resets,
 timeouts, throttling, 5xx) are retried with exponential backoff and jitter before the error,
 with the URL, reaches the caller. A missing object or a refused permission is never retried.
+
+While a dataset is opened (:meth:`Storage.probing`), each object's existence and bytes are
+fetched once: every installed format plugin looks at the same ``index.json``, and on object
+storage each look would otherwise be a request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import random
+import shutil
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from litdata.core import config
@@ -55,6 +62,23 @@ class Storage:
         self.name = name
         self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
         self._backoff = 0.2
+        #: While probing: url -> a downloaded copy (or ``None``: no object there).
+        self._probes: dict[str, str | None] | None = None
+        self._probe_dir: str | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_probes": None, "_probe_dir": None}
+
+    @contextlib.contextmanager
+    def probing(self) -> Iterator[None]:
+        """Within the block, ``exists`` and ``download`` of one URL reach the backend once."""
+        self._probes = {}
+        try:
+            yield
+        finally:
+            if self._probe_dir is not None:
+                shutil.rmtree(self._probe_dir, ignore_errors=True)
+            self._probes, self._probe_dir = None, None
 
     @property
     def origin(self) -> str:
@@ -112,6 +136,25 @@ class Storage:
             FileNotFoundError: No object at ``url``.
             StorageError: The transfer kept failing.
         """
+        if self._probes is not None:
+            if url not in self._probes:
+                if self._probe_dir is None:
+                    self._probe_dir = tempfile.mkdtemp(prefix="litdata-probe-")
+                fresh = os.path.join(self._probe_dir, str(len(self._probes)))
+                try:
+                    self._download(url, fresh)
+                except FileNotFoundError:
+                    self._probes[url] = None
+                    raise
+                self._probes[url] = fresh
+            kept = self._probes[url]
+            if kept is None:
+                raise FileNotFoundError(f"No object at {url}.")
+            shutil.copyfile(kept, local_path)
+            return
+        self._download(url, local_path)
+
+    def _download(self, url: str, local_path: str) -> None:
         self._call("Downloading", url, lambda: self.backend.download(url, local_path))
         if not os.path.isfile(local_path):
             raise self._invalid("download", f"left no file at {local_path} for {url}")
@@ -122,9 +165,13 @@ class Storage:
 
     def exists(self, url: str) -> bool:
         """Whether an object exists at ``url``."""
+        if self._probes is not None and url in self._probes:
+            return self._probes[url] is not None
         found = self._call("Looking for", url, lambda: self.backend.exists(url))
         if not isinstance(found, bool):
             raise self._invalid("exists", f"returned {found!r} (not a bool) for {url}")
+        if self._probes is not None and not found:
+            self._probes[url] = None
         return found
 
     def list(self, url: str) -> list[str]:
