@@ -33,7 +33,8 @@ DATA_FORMAT = [
 MP4 = b"\x00\x00\x00\x18ftypmp42" + bytes(40)
 
 
-def _pdf(pages: int) -> bytes:
+def pdf_bytes(pages: int) -> bytes:
+    """A PDF of ``pages`` blank pages, page ``i`` ``100 + i`` points wide."""
     import pypdf
 
     writer = pypdf.PdfWriter()
@@ -78,7 +79,7 @@ def build(index: int, scratch: Path) -> dict[str, Any]:
             y=torch.tensor([index]),
         ),
         "opaque": Graph(data=[index, "networkx-like"]),
-        "pdf": Pdf(bytes=_pdf(index + 1)),
+        "pdf": Pdf(bytes=pdf_bytes(index + 1)),
     }
 
 

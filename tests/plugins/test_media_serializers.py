@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from media_samples import pdf_bytes
 
 from litdata.core.reader import DatasetReader
 from litdata.core.writer import write_dataset
@@ -162,24 +163,15 @@ def test_video_without_torchcodec_says_what_to_install() -> None:
         VideoSerializer().serialize(Video(array=np.zeros((2, 8, 8, 3), np.uint8)))
 
 
-def _pdf(pages: int) -> bytes:
-    writer = pypdf.PdfWriter()
-    for page in range(pages):
-        writer.add_blank_page(width=100 + page, height=50)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
-
-
 def _pdf_file() -> Path:
     path = MEDIA / "doc.pdf"
-    path.write_bytes(_pdf(3))
+    path.write_bytes(pdf_bytes(3))
     return path
 
 
 class TestPdf(SerializerContract):
     serializer_class = PdfSerializer
-    samples = [Pdf(bytes=_pdf(1)), _pdf(2), Pdf(path=_pdf_file()), str(_pdf_file())]
+    samples = [Pdf(bytes=pdf_bytes(1)), pdf_bytes(2), Pdf(path=_pdf_file()), str(_pdf_file())]
     expected = [(100,), (100, 101), (100, 101, 102), (100, 101, 102)]
     bad_inputs = [Pdf(bytes=b"not a pdf"), 3]
 
@@ -189,11 +181,11 @@ class TestPdf(SerializerContract):
 
 
 def test_pdf_bytes_are_claimed_before_plain_bytes_and_open_documents_too() -> None:
-    assert PdfSerializer().can_serialize(_pdf(1))
+    assert PdfSerializer().can_serialize(pdf_bytes(1))
     assert not PdfSerializer().can_serialize(b"plain bytes")
-    reader = pypdf.PdfReader(io.BytesIO(_pdf(2)))
-    assert PdfSerializer().serialize(reader)[0] == _pdf(2)
-    assert PdfSerializer().serialize(Pdf(pdf=reader))[0] == _pdf(2)
+    reader = pypdf.PdfReader(io.BytesIO(pdf_bytes(2)))
+    assert PdfSerializer().serialize(reader)[0] == pdf_bytes(2)
+    assert PdfSerializer().serialize(Pdf(pdf=reader))[0] == pdf_bytes(2)
 
 
 VOXELS = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
@@ -367,7 +359,7 @@ def test_media_leaves_in_one_dataset_record_litdatas_names(tmp_path: Path) -> No
         "jpegs": JpegArray(images=[np.zeros((4, 4, 3), np.uint8)]),
         "graph": Graph(x=X),
         "opaque": Graph(data=[1]),
-        "pdf": Pdf(bytes=_pdf(1)),
+        "pdf": Pdf(bytes=pdf_bytes(1)),
     }
     write_dataset([sample], tmp_path / "ds", chunk_size=1)
     reader = DatasetReader(tmp_path / "ds")
