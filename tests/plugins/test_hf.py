@@ -69,7 +69,9 @@ def test_footers_are_read_with_ranged_requests(repo, hub):
     ld.StreamingDataset(f"hf://datasets/{name}/data")
     made = _requests(hub)[before:]
     reads = [line for line in made if "/resolve/" in line]
-    assert len(reads) == 4  # one tail read per file: no file is downloaded to be indexed
+    # At most one tail read per file (fewer when fsspec's block cache already holds a tail),
+    # and every one ranged: no file is downloaded to be indexed.
+    assert 1 <= len(reads) <= 4, reads
     assert all(line.split()[-1].startswith("bytes=") for line in reads)
 
 
