@@ -31,6 +31,7 @@ from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
 from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
+from litdata.streaming.sized import SizedIterator
 from litdata.streaming.state import (
     STATE_VERSION,
     Run,
@@ -376,7 +377,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         return 0
 
     def __iter__(self) -> Iterator[Any]:
-        return _SizedIterator(self._iterate(), self)
+        return SizedIterator(self._iterate(), self)
 
     def _iterate(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self.rotation)
@@ -490,17 +491,3 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             per_worker,
             progress.next_worker,
         )
-
-
-class _SizedIterator(Iterator[Any]):
-    """An epoch's iterator that also has the epoch's ``len()``, as LitData's does."""
-
-    def __init__(self, items: Iterator[Any], dataset: StreamingDataset) -> None:
-        self._items = items
-        self._dataset = dataset
-
-    def __next__(self) -> Any:
-        return next(self._items)
-
-    def __len__(self) -> int:
-        return len(self._dataset)
