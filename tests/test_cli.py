@@ -186,8 +186,10 @@ def test_bench_reports_samples_and_megabytes_per_second_per_worker_count(dataset
     assert main(["bench", str(dataset), "--workers", "two"]) == 2
 
 
-def test_trace_convert(dataset, tmp_path, capsys):
+def test_trace_convert(dataset, tmp_path, capsys, monkeypatch):
     log = tmp_path / "trace.log"
+    for name in ("LITDATA_TRACE_LEVEL", "LITDATA_TRACE_CATEGORIES", "LITDATA_LOG_FILE"):
+        monkeypatch.setenv(name, "")  # enable_tracer exports its settings; undone after the test
     try:
         enable_tracer(level="chunk", log_file=str(log))
         assert (

@@ -124,10 +124,10 @@ def trace_settings() -> tuple[str | None, str | None, str]:
 
     ``LITDATA_TRACE_LEVEL`` (``off``, ``batch``, ``chunk``, ``sample``, ``debug``),
     ``LITDATA_TRACE_CATEGORIES`` (comma-separated; wins over the level) and
-    ``LITDATA_LOG_FILE`` (default ``litdata_debug.log``). Unset values are ``None``.
+    ``LITDATA_LOG_FILE`` (default ``litdata_debug.log``). Unset or empty values are ``None``.
     """
     level = os.environ.get("LITDATA_TRACE_LEVEL") or None
-    categories = os.environ.get("LITDATA_TRACE_CATEGORIES")
+    categories = os.environ.get("LITDATA_TRACE_CATEGORIES") or None
     log_file = os.environ.get("LITDATA_LOG_FILE") or "litdata_debug.log"
     return level, categories, log_file
 

@@ -26,3 +26,11 @@ def test_an_integer_has_a_default_a_floor_and_a_clear_error(monkeypatch):
     monkeypatch.setenv("LITDATA_TEST_INT", "x")
     with pytest.raises(ValueError, match="LITDATA_TEST_INT='x' is not an integer"):
         config.integer("LITDATA_TEST_INT", 16)
+
+
+def test_an_empty_trace_categories_variable_leaves_the_level_in_charge(monkeypatch):
+    """An exported but empty ``LITDATA_TRACE_CATEGORIES`` (a shell's ``export X=``) is unset."""
+    monkeypatch.setenv("LITDATA_TRACE_LEVEL", "batch")
+    monkeypatch.setenv("LITDATA_TRACE_CATEGORIES", "")
+    monkeypatch.setenv("LITDATA_LOG_FILE", "batches.log")
+    assert config.trace_settings() == ("batch", None, "batches.log")
