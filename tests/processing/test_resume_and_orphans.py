@@ -200,3 +200,21 @@ def test_workers_blocked_reporting_exit_when_the_driver_is_killed(tmp_path):
         (markers / "go").touch()  # each worker's 4 MiB failure report fills the events pipe
         wait_until_writing_to_a_pipe(workers)
         _kill_and_expect_no_orphans(driver)
+
+
+def test_a_worker_terminated_before_its_own_handler_exits_without_unwinding_the_driver():
+    """SIGTERM to a worker in the moment after fork (say, a scheduler signalling the whole job)
+    reaches the driver's handler, copied into the worker: it must end that process, not unwind
+    the copy of the driver's stack below it, whose cleanup would remove the driver's output."""
+    from litdata.processing.run import _terminate_as_exit
+
+    with _terminate_as_exit():
+        pid = os.fork()
+        if pid == 0:  # the worker, still with the driver's handler
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            finally:
+                os._exit(7)  # what unwinding the driver's stack would reach
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 128 + signal.SIGTERM

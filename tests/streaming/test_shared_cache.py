@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import session_processes, wait_for
 
 import litdata as ld
 from litdata.core.registry import registries
@@ -136,6 +137,8 @@ def test_a_download_killed_half_way_is_never_used(tmp_path):
     finally:
         os.killpg(job.pid, signal.SIGKILL)
         job.wait()
+    # SIGKILL takes a moment to end a process: until then its temporary file is still its own.
+    wait_for(lambda: not session_processes(job.pid), 10, "the end of the killed job's workers")
     assert list(cache.rglob(".chunk-*")), "the killed download left its temporary file"
     assert not list(cache.rglob("chunk-*.bin"))  # nothing was published
     # The next reader of the same dataset and cache gets every sample right, and the
