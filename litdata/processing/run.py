@@ -301,13 +301,7 @@ def _terminate_as_exit() -> Iterator[None]:
         yield
         return
 
-    driver = os.getpid()
-
     def terminate(signum: int, frame: Any) -> None:
-        if os.getpid() != driver:
-            # A worker forked a moment ago, before it put its own handler in place: it must
-            # not unwind a copy of the driver's stack (and remove the driver's output).
-            os._exit(128 + signum)
         logger.warning("terminated (SIGTERM): stopping the workers and cleaning up")
         raise SystemExit(128 + signum)
 

@@ -202,19 +202,23 @@ def test_workers_blocked_reporting_exit_when_the_driver_is_killed(tmp_path):
         _kill_and_expect_no_orphans(driver)
 
 
-def test_a_worker_terminated_before_its_own_handler_exits_without_unwinding_the_driver():
-    """SIGTERM to a worker in the moment after fork (say, a scheduler signalling the whole job)
-    reaches the driver's handler, copied into the worker: it must end that process, not unwind
-    the copy of the driver's stack below it, whose cleanup would remove the driver's output."""
+def test_a_worker_stopped_before_it_took_over_its_signals_does_not_unwind_the_driver():
+    """A worker forked a moment ago still has the driver's handlers: a SIGTERM then (the driver
+    stopping workers after an early failure, a scheduler signalling the whole job) must wait
+    until the worker has its own handling, never unwind the copy of the driver's stack below it
+    (whose cleanup would remove the driver's output)."""
+    from litdata.plugins.executors.local import _signals_held, _take_over_signals
     from litdata.processing.run import _terminate_as_exit
 
-    with _terminate_as_exit():
+    with _terminate_as_exit(), _signals_held("fork"):
         pid = os.fork()
-        if pid == 0:  # the worker, still with the driver's handler
+        if pid == 0:  # the worker, with the driver's handler
             try:
                 os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)
+                _take_over_signals()  # what the worker does first: the signal ends it now
                 time.sleep(5)
             finally:
                 os._exit(7)  # what unwinding the driver's stack would reach
-        _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 128 + signal.SIGTERM
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == -signal.SIGTERM

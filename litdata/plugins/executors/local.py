@@ -10,6 +10,7 @@ and wherever they are blocked (in ``fn``, a long write, sending events nobody re
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -106,7 +107,7 @@ def _from_live_queue(source: LiveQueue) -> Iterator[Item]:
 def _worker_main(
     job: Job, rank: int, reader: Callable[[], Iterable[Item]], events: Any, lifeline: Lifeline
 ) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the driver's handler, forked with us
+    _take_over_signals()
     lifeline.hold()
     report: Report = events.put
     try:
@@ -217,8 +218,9 @@ class LocalExecutor:
     @staticmethod
     def _start(processes: list[BaseProcess], context: Any) -> None:
         try:
-            for process in processes:
-                process.start()
+            with _signals_held(context.get_start_method()):
+                for process in processes:
+                    process.start()
         except (pickle.PicklingError, AttributeError, TypeError) as error:
             if "pickle" not in str(error).lower():
                 raise
@@ -276,6 +278,44 @@ class _Collector:
             raise ProcessingError(
                 f"Worker {rank} died with exit code {code}{signal} without reporting an error."
             )
+
+
+#: Signals held while workers are forked (POSIX): see ``_signals_held``.
+_HELD = (
+    {signal.SIGINT, signal.SIGTERM} if hasattr(signal, "pthread_sigmask") else set[signal.Signals]()
+)
+
+
+@contextlib.contextmanager
+def _signals_held(start_method: str) -> Iterator[None]:
+    """Hold ``SIGINT`` and ``SIGTERM`` while workers are forked; they arrive after.
+
+    A worker forked a moment ago still has the driver's handlers until it replaces them: a
+    signal then (Ctrl-C or a scheduler signalling the whole job, or the driver stopping the
+    workers after an early failure) would unwind its copy of the driver's stack, running the
+    driver's cleanup (removing the output) in the worker. Held, it waits in the worker until
+    ``_worker_main`` has put the worker's own handling in place. Spawned workers (and a fork
+    server, which would keep the mask for later users) start without the driver's handlers:
+    nothing is held for them.
+    """
+    if not _HELD or start_method != "fork":
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _take_over_signals() -> None:
+    """In a worker: ``SIGTERM`` ends it, then the signals held since the fork arrive.
+
+    The driver's handler, forked with the worker, must not run here.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if _HELD:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
 
 
 def _stop(processes: list[BaseProcess]) -> None:
