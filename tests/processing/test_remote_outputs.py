@@ -140,7 +140,7 @@ def test_map_uploads_what_fn_writes(bucket, s3_server):
     assert location.read("item-3.txt") == b"value 6"
 
 
-def test_merge_and_verify_on_s3(bucket, s3_server, capsys):
+def test_merge_and_verify_on_s3(bucket, s3_server, capsys, monkeypatch):
     options = s3_server.storage_options
     for part, start in (("a", 0), ("b", 20)):
         ld.optimize(
@@ -154,30 +154,20 @@ def test_merge_and_verify_on_s3(bucket, s3_server, capsys):
         )
     ld.merge_datasets([f"{bucket}/a", f"{bucket}/b"], f"{bucket}/ab", storage_options=options)
     assert _ids(f"{bucket}/ab", options) == list(range(40))
-    os.environ.update(
-        AWS_ENDPOINT_URL=s3_server.endpoint,
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY="testing",
-        AWS_DEFAULT_REGION="us-east-1",
-    )
-    try:
-        assert main(["verify", f"{bucket}/ab", "--quiet"]) == 0
-        location = resolve(f"{bucket}/ab")
-        data = bytearray(location.read("chunk-0-2.bin"))
-        data[-2] ^= 0x20
-        flipped = Path(f"/tmp/flipped-{os.getpid()}")
-        flipped.write_bytes(bytes(data))
-        location.storage.upload(str(flipped), location.join("chunk-0-2.bin"))
-        flipped.unlink()
-        assert main(["verify", f"{bucket}/ab", "--quiet"]) == 1
-        out = capsys.readouterr().out
-        assert "chunk-0-2.bin" in out
-        assert "corrupt" in out
-    finally:
-        for key in (
-            "AWS_ENDPOINT_URL",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_SECRET_ACCESS_KEY",
-            "AWS_DEFAULT_REGION",
-        ):
-            os.environ.pop(key, None)
+    # The CLI takes no storage options: the standard environment variables reach the server.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    assert main(["verify", f"{bucket}/ab", "--quiet"]) == 0
+    location = resolve(f"{bucket}/ab")
+    data = bytearray(location.read("chunk-0-2.bin"))
+    data[-2] ^= 0x20
+    flipped = Path(f"/tmp/flipped-{os.getpid()}")
+    flipped.write_bytes(bytes(data))
+    location.storage.upload(str(flipped), location.join("chunk-0-2.bin"))
+    flipped.unlink()
+    assert main(["verify", f"{bucket}/ab", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "chunk-0-2.bin" in out
+    assert "corrupt" in out
