@@ -47,5 +47,6 @@ def enable_tracer(
         chosen.discard("epoch")
     if not (item_loader and getitem_dataset_for_chunk_index):
         chosen.discard("sample")
-    config.set_trace_settings(level, ",".join(sorted(chosen)), log_file)
+    # Nothing chosen is "off": an empty category list would leave the level in charge.
+    config.set_trace_settings(level if chosen else "off", ",".join(sorted(chosen)), log_file)
     return tracing.reload()

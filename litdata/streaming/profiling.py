@@ -145,11 +145,13 @@ class Profiler:
         """Count a batch; start or stop the torch profiler at the configured batches."""
         self._batches += 1
         settings = self.settings
-        if not settings.batches or settings.batches is True:
+        if not settings.batches:
             return
         if self._batches == settings.skip_batches and self._torch is None:
             self._start_torch()
-        elif self._batches == settings.skip_batches + settings.batches:
+        elif settings.batches is not True and self._batches == (
+            settings.skip_batches + settings.batches
+        ):
             self._stop_torch()
 
     def finish(self) -> None:

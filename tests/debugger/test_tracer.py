@@ -117,6 +117,8 @@ def test_enable_tracer_exports_its_settings_and_legacy_options(traced):
     assert tracing.current() is not None
     traced(level="off")
     assert tracing.current() is None
+    traced(categories=["epoch"], iterating_dataset=False)  # nothing left to record
+    assert tracing.current() is None
     with pytest.raises(ValueError, match="Unknown trace level"):
         enable_tracer(level="verbose")
 

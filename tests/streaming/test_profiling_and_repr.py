@@ -62,6 +62,18 @@ def test_profile_without_workers_profiles_the_training_loop(dataset, tmp_path):
     assert _trace_events(tmp_path / "result.json")
 
 
+def test_a_whole_epoch_profile_after_skipped_batches(dataset, tmp_path):
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(dataset),
+        batch_size=8,
+        profile_batches=True,
+        profile_skip_batches=2,
+        profile_dir=tmp_path,
+    )
+    assert len(list(loader)) == 8
+    assert _trace_events(tmp_path / "result.json")
+
+
 def test_profile_options_are_checked(dataset):
     with pytest.raises(ValueError, match="cannot be negative"):
         ld.StreamingDataLoader(ld.StreamingDataset(dataset), profile_batches=-1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 
 from litdata.core.errors import ChunkCorruptError
@@ -19,6 +19,7 @@ __all__ = [
     "header_size",
     "pack_chunk",
     "read_offsets",
+    "read_offsets_in_range",
     "validate_header",
 ]
 
@@ -57,6 +58,33 @@ def pack_chunk(items: Sequence[bytes | bytearray | memoryview]) -> bytes:
 def read_offsets(buffer: bytes | memoryview, item: int) -> tuple[int, int]:
     """The ``[start, end)`` byte range of item ``item`` of the chunk in ``buffer``."""
     return struct.unpack_from("<II", buffer, 4 + 4 * item)
+
+
+def read_offsets_in_range(
+    header: Callable[[int, int], bytes], item: int, *, num_items: int, file_size: int, where: str
+) -> tuple[int, int]:
+    """The ``[start, end)`` byte range of item ``item``, read with ``header(start, end)``.
+
+    For a file read in ranges (a remote chunk or shard not cached), whose header was never
+    checked as a whole.
+
+    Args:
+        header: Reads bytes ``[start, end)`` of the file.
+        item: The item's position in the file.
+        num_items: The number of items the index lists for the file.
+        file_size: The number of bytes the index lists for the file.
+        where: The file and item, for the error message.
+
+    Raises:
+        ChunkCorruptError: The offsets fall outside the file.
+    """
+    start, end = struct.unpack("<II", header(4 + 4 * item, 12 + 4 * item))
+    if not header_size(num_items) <= start <= end <= file_size:
+        raise ChunkCorruptError(
+            f"{where}: its offsets {start}..{end} fall outside the file's {file_size} bytes. "
+            f"The file is corrupt; re-download or re-create the dataset."
+        )
+    return start, end
 
 
 def validate_header(

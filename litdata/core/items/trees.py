@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from litdata.core.chunks.file import ChunkFile
-from litdata.core.chunks.layout import header_size
+from litdata.core.chunks.layout import read_offsets_in_range
 from litdata.core.encryption import decrypting, reader_encryptor
 from litdata.core.errors import (
     ChunkCorruptError,
@@ -258,13 +258,13 @@ class PyTreeDecoder:
         """
         if self._chunk_decrypt is not None:
             raise TypeError("a chunk-level encrypted chunk cannot be read in ranges")
-        start, end = struct.unpack("<II", header(4 + 4 * position, 12 + 4 * position))
-        if not header_size(entry.chunk_size) <= start <= end <= entry.chunk_bytes:
-            raise ChunkCorruptError(
-                f"Chunk {entry.filename}, item {position}: its offsets {start}..{end} fall "
-                f"outside the chunk's {entry.chunk_bytes} bytes. The chunk is corrupt."
-            )
-        return start, end
+        return read_offsets_in_range(
+            header,
+            position,
+            num_items=entry.chunk_size,
+            file_size=entry.chunk_bytes,
+            where=f"Chunk {entry.filename}, item {position}",
+        )
 
     def decode_item(self, data: memoryview, where: str) -> Any:
         """Decode (and decrypt, per sample) one item's bytes."""

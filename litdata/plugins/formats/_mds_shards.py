@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.chunks.file import ChunkFile
-from litdata.core.chunks.layout import header_size
+from litdata.core.chunks.layout import header_size, read_offsets_in_range
 from litdata.core.errors import (
     ChunkCorruptError,
     DatasetFormatError,
@@ -250,13 +250,13 @@ class RangedMDSDecoder(MDSDecoder):
         Raises:
             ChunkCorruptError: The offsets fall outside the shard.
         """
-        start, end = struct.unpack("<II", header(4 + 4 * position, 12 + 4 * position))
-        if not header_size(entry.chunk_size) <= start <= end <= entry.chunk_bytes:
-            raise ChunkCorruptError(
-                f"Shard {entry.filename}, sample {position}: its offsets {start}..{end} fall "
-                f"outside the shard's {entry.chunk_bytes} bytes. The shard is corrupt."
-            )
-        return start, end
+        return read_offsets_in_range(
+            header,
+            position,
+            num_items=entry.chunk_size,
+            file_size=entry.chunk_bytes,
+            where=f"Shard {entry.filename}, sample {position}",
+        )
 
     def decode_item(self, data: memoryview, where: str) -> dict[str, Any]:
         """Decode one sample's bytes."""
