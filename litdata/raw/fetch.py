@@ -78,6 +78,7 @@ class FileFetcher:
         self._pool: ThreadPoolExecutor | None = None
         self._pid = 0
         self._local = location.local_path is not None
+        self._ranged = not self._local and location.storage.ranged
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_pool": None, "_pid": 0}
@@ -148,7 +149,7 @@ class FileFetcher:
 
     def _ranges(self, file: FileMetadata) -> list[tuple[int, int]]:
         threshold = self.range_parallel_threshold
-        if self._local or not threshold or file.size < threshold:
+        if not self._ranged or not threshold or file.size < threshold:
             return []
         step = self.range_chunk_size
         return [(start, min(start + step, file.size)) for start in range(0, file.size, step)]
@@ -191,22 +192,12 @@ class FileFetcher:
         if not file.size:
             return b""
         try:
-            if self.location.storage.ranged:
+            if self._ranged:
                 return self._read_range(file, 0, file.size)
-            scratch = self._scratch(file)
-            self.location.storage.download(file.path, str(scratch))
-            try:
-                return scratch.read_bytes()
-            finally:
-                scratch.unlink(missing_ok=True)
+            folder, _, name = file.path.rpartition("/")
+            return self.location.at(folder).read(name)  # a scratch file of its own
         except FileNotFoundError:
             raise FileNotFoundError(
                 f"{file.path} is listed in the raw index but is gone. Pass "
                 f"recompute_index=True to list the files again."
             ) from None
-
-    def _scratch(self, file: FileMetadata) -> Path:
-        import tempfile
-
-        digest = hashlib.md5(file.path.encode(), usedforsecurity=False).hexdigest()
-        return Path(tempfile.gettempdir()) / f".litdata-raw-{os.getpid()}-{digest}"

@@ -183,6 +183,60 @@ def test_large_remote_files_come_in_parallel_ranges(s3_server, tmp_path):
     assert kept.read_bytes() == blobs["f1.bin"]
 
 
+class WholeFiles:
+    """``whole://``: a backend over a local folder that lists and downloads, but reads no ranges."""
+
+    name = "whole"
+
+    def __init__(self, storage_options=None):
+        pass
+
+    def _path(self, url):
+        return url[len("whole://") :]
+
+    def download(self, url, local_path):
+        Path(local_path).write_bytes(Path(self._path(url)).read_bytes())
+
+    def upload(self, local_path, url):
+        Path(self._path(url)).write_bytes(Path(local_path).read_bytes())
+
+    def exists(self, url):
+        return os.path.isfile(self._path(url))
+
+    def list(self, url):
+        folder = self._path(url)
+        return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+
+    def find(self, url, max_depth=None):
+        folder = Path(self._path(url))
+        return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*.bin")}
+
+    def delete(self, url):
+        Path(self._path(url)).unlink(missing_ok=True)
+
+
+@pytest.mark.usefixtures("fresh_plugins")
+def test_a_backend_without_ranges_downloads_whole_files_even_twice_in_one_batch(tmp_path):
+    from litdata.core.registry import registries
+
+    registries.storage.register("whole", WholeFiles)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    blobs = {f"f{i}.bin": os.urandom(200_000 + i) for i in range(3)}
+    for name, data in blobs.items():
+        (folder / name).write_bytes(data)
+    dataset = ld.StreamingRawDataset(
+        f"whole://{folder}",
+        cache_dir=str(tmp_path / "cache"),
+        max_concurrent_downloads=4,
+        range_parallel_threshold=100_000,  # asks for ranges the backend cannot read
+    )
+    # the same file four times at once: each download has a scratch file of its own
+    assert dataset.__getitems__([1, 1, 0, 1, 1, 2]) == [
+        blobs[name] for name in ("f1.bin", "f1.bin", "f0.bin", "f1.bin", "f1.bin", "f2.bin")
+    ]
+
+
 class DogsOnly:
     """An indexer with LitData's signature: ``discover_files(input_dir, storage_options)``."""
 
