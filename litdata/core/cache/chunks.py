@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core import config
-from litdata.core.cache.directory import cache_home, version_dir
+from litdata.core.cache.directory import cache_home, flat_name, version_dir
 from litdata.core.cache.locks import ChunkLock
 from litdata.core.cache.verified import VerifiedChunks
 from litdata.core.chunks.checksum import verify_file
@@ -105,11 +105,11 @@ class ChunkCache:
         return self._directory
 
     def _plain_name(self, entry: ChunkEntry) -> str:
-        """The chunk's file name in the cache folder (flat: a format may list nested files)."""
+        """The chunk's file name in the cache folder."""
         name = entry.filename
         if self._compression:
             name = decompressed_filename(name, self._compression)
-        return name.replace("/", "%2F")
+        return flat_name(name)
 
     # -- using a chunk ---------------------------------------------------------------------
     def hold(self, chunk_index: int) -> str:
@@ -229,7 +229,8 @@ class ChunkCache:
 
         try:
             with open(path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
+                status = os.fstat(handle.fileno())
+                size = status.st_size
                 if size != entry.chunk_bytes:
                     raise ChunkCorruptError(
                         f"Chunk {path} is truncated or padded: it has {size:,} bytes, but "
@@ -238,7 +239,6 @@ class ChunkCache:
                     )
                 if entry.checksum is None:
                     return
-                status = os.fstat(handle.fileno())
                 if self._verified is not None and self._verified.known(status, entry):
                     return
                 if not size:

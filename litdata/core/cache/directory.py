@@ -19,11 +19,16 @@ from litdata.core.storage.publish import publish_bytes, stale_temporaries
 
 _RECORD = "dataset.json"
 
-__all__ = ["cache_home", "recall", "remember", "version_dir"]
+__all__ = ["cache_home", "flat_name", "recall", "remember", "version_dir"]
 
 
 def _digest(text: str) -> str:
     return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
+
+
+def flat_name(name: str) -> str:
+    """A file's name in a cache folder, which is flat (a format may list nested files)."""
+    return name.replace("/", "%2F")
 
 
 def cache_home(url: str, cache_dir: str | None = None) -> Path:

@@ -29,6 +29,7 @@ import os
 import time
 from pathlib import Path
 
+from litdata.core.cache.directory import flat_name
 from litdata.core.index import ChunkEntry
 from litdata.core.storage.publish import publish_bytes
 
@@ -60,7 +61,7 @@ class VerifiedChunks:
         self.folder = folder
 
     def _record(self, entry: ChunkEntry) -> Path:
-        return self.folder / f"{entry.filename}.ok"
+        return self.folder / f"{flat_name(entry.filename)}.ok"
 
     def known(self, status: os.stat_result, entry: ChunkEntry) -> bool:
         """Whether the file ``status`` describes passed ``entry``'s checksum as it is now."""
