@@ -12,9 +12,9 @@ from tqdm import tqdm
 from litdata.core.cache.chunks import ChunkCache
 from litdata.core.chunks.checksum import verify_checksum
 from litdata.core.chunks.codecs import create_compressor
+from litdata.core.chunks.framing import unframe
 from litdata.core.chunks.layout import validate_header
-from litdata.core.chunks.stored import plain_chunk
-from litdata.core.errors import LitdataError
+from litdata.core.errors import ChunkCorruptError, LitdataError
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.protocols import Compressor
 from litdata.core.source import open_dataset
@@ -48,17 +48,16 @@ def check_chunk(cache: ChunkCache, index: DatasetIndex, entry: ChunkEntry, scrat
         if config.compression
         else None
     )
+    level = config.extra.get("compression_level")
     try:
         verify_checksum(data, entry, where)
     except LitdataError as error:
-        return _damage(data, entry, compressor) or str(error)
+        return _damage(data, entry, compressor, level, where) or str(error)
     try:
-        plain = plain_chunk(
-            data,
-            entry,
-            compressor=compressor,
-            level=config.extra.get("compression_level"),
-            where=where,
+        plain = (
+            data
+            if compressor is None
+            else unframe(bytes(data), entry, level, compressor.decompress, where)
         )
         if not (config.encryption and config.encryption.get("level") == "chunk"):
             view = memoryview(plain)
@@ -68,22 +67,16 @@ def check_chunk(cache: ChunkCache, index: DatasetIndex, entry: ChunkEntry, scrat
     return ""
 
 
-def _damage(data: bytes, entry: ChunkEntry, compressor: Compressor | None) -> str:
+def _damage(
+    data: bytes, entry: ChunkEntry, compressor: Compressor | None, level: str | None, where: str
+) -> str:
     """Why a compressed chunk fails its checksum, when its bytes say: cut short, or garbled."""
     if compressor is None:
         return ""
     try:
-        plain = compressor.decompress(data)
-    except Exception as error:  # any codec's error: the stored bytes are not a whole stream
-        return (
-            f"truncated or damaged: its {compressor.name} data does not decompress ({error}); "
-            f"re-copy or re-create it"
-        )
-    if len(plain) < entry.chunk_bytes:
-        return (
-            f"truncated: it decompresses to {len(plain):,} bytes, but index.json records "
-            f"{entry.chunk_bytes:,}"
-        )
+        unframe(bytes(data), entry, level, compressor.decompress, where)
+    except ChunkCorruptError as error:
+        return f"truncated or damaged: {error} Re-copy or re-create it."
     return ""
 
 

@@ -1,7 +1,7 @@
 """From a chunk file as stored to the plain chunk: checksum, then decompression and unframing.
 
-The one place where stored bytes are checked and decoded, for the cache (compressed and
-downloaded chunks) and for ``litdata verify``.
+Where the cache checks and decodes compressed and downloaded chunks (``litdata verify``
+checks first and decodes only what passed, to say why a chunk failed).
 """
 
 from __future__ import annotations
