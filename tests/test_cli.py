@@ -206,6 +206,8 @@ def test_trace_convert(dataset, tmp_path, capsys, monkeypatch):
     assert {e["cat"] for e in events if e["ph"] == "X"} == {"read", "batch"}
     assert main(["trace", "convert", str(tmp_path / "missing.log")]) == 1
     assert "error: no trace log at" in capsys.readouterr().err
+    assert main(["trace", "convert", str(log), "--cat", "downlaod"]) == 2
+    assert "Unknown trace categories ['downlaod']" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("codec", ["zstd", "lz4"])

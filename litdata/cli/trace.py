@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from litdata.core import tracing
 from litdata.debugger.convert import convert_trace
 
 __all__ = ["add_parser", "run"]
@@ -47,7 +48,11 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Convert the log; print a one-line summary. Exit 1 when the log is missing or empty."""
-    categories = [name.strip() for name in args.cat.split(",")] if args.cat else None
+    try:
+        categories = sorted(tracing.categories_for(None, args.cat)) if args.cat else None
+    except ValueError as error:  # an unknown category: the message lists the known ones
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     try:
         summary = convert_trace(
             args.log, args.output, categories=categories, complete=not args.no_complete

@@ -72,6 +72,7 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
     """
     progress = _Progress(rank, report)
     current: Item = (-1, None)  # (position, input), named in a failure report
+    done = 0
     tracer = tracing.current()
     if tracer is not None:  # an ``optimize`` span over this worker's work
         tracer.set_context(worker_rank=rank)
@@ -79,6 +80,7 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
     try:
         for current in inputs:
             progress.add(1, handle(current[1]))
+            done += 1
     except ReportedFailure:
         raise
     except Exception as error:
@@ -89,7 +91,7 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
     finally:
         progress.flush()
         if tracer is not None:
-            tracer.end("optimize", "epoch", worker=rank, inputs=current[0] + 1)
+            tracer.end("optimize", "epoch", worker=rank, inputs=done)
 
 
 @dataclass

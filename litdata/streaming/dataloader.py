@@ -257,6 +257,8 @@ class StreamingDataLoader(DataLoader[Any]):
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
         envelopes: Iterator[Any] = super().__iter__()  # the workers start here
         tracer = tracing.current()
+        if tracer is not None and not (tracer.on("batch") or tracer.on("epoch")):
+            tracer = None  # the loop records nothing of its own
         if tracer is not None:  # tracing off: this branch is all it costs
             envelopes = traced_batches(envelopes, tracer, self.current_epoch)
         profiler = None if self._profile is None else start_in_main(self._profile, self.num_workers)

@@ -145,6 +145,8 @@ def test_a_trace_across_two_optimize_workers_and_two_loader_workers(traced, tmp_
     optimize_workers = pids("optimize")
     assert len(optimize_workers) == 2
     assert {e["context"]["worker_rank"] for e in events if e["pid"] in optimize_workers} == {0, 1}
+    ends = [e for e in events if e["name"] == "optimize" and e["ph"] == "E"]
+    assert sum(int(e["args"]["inputs"]) for e in ends) == 120  # each worker counts its own
     written = {e["args"]["chunk"] for e in events if e["name"] == "write"}
     index = json.loads((out / "index.json").read_text())
     assert written == {chunk["filename"] for chunk in index["chunks"]}

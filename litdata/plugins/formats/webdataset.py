@@ -157,13 +157,14 @@ class WebDatasetFormat:
             ChunkCorruptError: A shard is not a readable tar (the message names it).
         """
         folder = location.local_path
-        if folder is None or not os.path.isdir(folder) or not _tars(folder):
+        tars = _tars(folder) if folder is not None and os.path.isdir(folder) else []
+        if folder is None or not tars:
             raise DatasetNotFoundError(
                 f"No WebDataset shards at {location.url}: it is not a local folder holding "
                 f".tar files."
             )
         chunks = []
-        for name in _tars(folder):
+        for name in tars:
             path = os.path.join(folder, name)
             chunks.append(ChunkEntry(name, len(scan(path)), os.path.getsize(path)))
         if not any(chunk.chunk_size for chunk in chunks):

@@ -38,7 +38,7 @@ class HFStorage(FsspecStorage):
 
     def filesystem_options(self) -> dict[str, Any]:
         """``HfFileSystem``'s arguments: the options, with ``HF_ENDPOINT`` when it is set."""
-        options = {"use_listings_cache": False, **self.storage_options}
+        options = super().filesystem_options()
         endpoint = os.environ.get("HF_ENDPOINT")
         if endpoint and "endpoint" not in options:
             options["endpoint"] = endpoint.rstrip("/")
