@@ -25,7 +25,7 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest -n 2
 
 faults: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q tests/faults
+	$(BIN)/python -m pytest -n 2 -q tests/faults tests/hostile
 
 lint: $(STAMP)
 	$(BIN)/ruff check --output-format=concise .
