@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import TypeVar
 
 __all__ = [
+    "PRIVATE_MODE",
     "allow_pickle_default",
     "blocked_plugins",
+    "cache_mode",
     "cache_root",
+    "checked_mode",
     "flag",
     "integer",
     "plugin_autoload",
@@ -95,6 +98,48 @@ def cache_root() -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".lightning" / "chunks"
+
+
+#: The mode of cached files unless ``LITDATA_CACHE_MODE`` or ``cache_mode`` says otherwise.
+PRIVATE_MODE = 0o600
+#: The permission bits a cache mode may hold.
+_ALL_BITS = 0o777
+
+
+def cache_mode() -> int:
+    """The permission bits of cached files (``LITDATA_CACHE_MODE``, octal; default ``0600``).
+
+    Cached chunks may come from a bucket only the job's credentials can read, so by default
+    no other local user can read them: files are ``0600`` and the folders holding them
+    ``0700``. A shared cache (one per node, several users) sets e.g. ``0640``; folders then
+    get the matching search bits (``0750``).
+
+    Raises:
+        ValueError: The variable is not an octal mode from 0 to 0777, or denies the owner
+            reading and writing.
+    """
+    raw = os.environ.get("LITDATA_CACHE_MODE")
+    if raw is None or not raw.strip():
+        return PRIVATE_MODE
+    try:
+        mode = int(raw.strip(), 8)
+    except ValueError:
+        mode = -1
+    return checked_mode(mode, f"Environment variable LITDATA_CACHE_MODE={raw!r}")
+
+
+def checked_mode(mode: int, what: str) -> int:
+    """``mode`` if it is a file mode (0 to 0o777) that lets the owner read and write.
+
+    Raises:
+        ValueError: It is not.
+    """
+    if not 0 <= mode <= _ALL_BITS or mode & PRIVATE_MODE != PRIVATE_MODE:
+        raise ValueError(
+            f"{what} is not a file mode for the cache: give octal permission bits that let "
+            f"the owner read and write, e.g. 0600 (private, the default) or 0640 (group)."
+        )
+    return mode
 
 
 def ranks_dir() -> tuple[Path, bool]:

@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
+from litdata.core.guards import check_count, check_member, check_version, is_member
 from litdata.core.storage.publish import publish_bytes
 
 __all__ = [
     "FORMAT_VERSION",
     "INDEX_FILENAME",
+    "MAX_KEY_SHARDS",
     "ChunkEntry",
     "DatasetConfig",
     "DatasetIndex",
+    "check_index",
     "index_bytes",
     "index_from_bytes",
     "load_index",
@@ -183,23 +186,9 @@ def _require(condition: bool, source: str, problem: str) -> None:
 
 def _parse_chunk(raw: Any, position: int, source: str) -> ChunkEntry:
     _require(isinstance(raw, dict), source, f"chunks[{position}] is not an object")
-    filename = raw.get("filename")
-    _require(
-        isinstance(filename, str)
-        and bool(filename)
-        and "/" not in filename
-        and "\\" not in filename
-        and filename not in (".", ".."),
-        source,
-        f"chunks[{position}].filename {filename!r} is not a plain file name",
-    )
+    filename = check_member(raw.get("filename"), where=source, field=f"chunks[{position}].filename")
     for key in ("chunk_size", "chunk_bytes"):
-        value = raw.get(key)
-        _require(
-            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-            source,
-            f"chunks[{position}].{key} is {value!r}, not a non-negative integer",
-        )
+        check_count(raw.get(key), where=source, field=f"chunks[{position}].{key}")
     dim = raw.get("dim")
     _require(dim is None or isinstance(dim, int), source, f"chunks[{position}].dim is {dim!r}")
     checksum = raw.get("checksum")
@@ -280,7 +269,7 @@ def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
     _require(keys is None or isinstance(keys, dict), source, "'keys' is not an object")
     updated_at = data.get("updated_at")
     known = {"chunks", "config", "updated_at", "format_version", "plugins", "keys"}
-    return DatasetIndex(
+    index = DatasetIndex(
         config=_parse_config(data.get("config"), source, empty=not chunks),
         chunks=tuple(_parse_chunk(raw, i, source) for i, raw in enumerate(chunks)),
         updated_at=None if updated_at is None else str(updated_at),
@@ -289,6 +278,52 @@ def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
         keys=keys,
         extra={key: value for key, value in data.items() if key not in known},
     )
+    return check_index(index, source)
+
+
+#: The most key shards a dataset may say it has (each is a file to fetch).
+MAX_KEY_SHARDS = 1 << 16
+
+
+def check_index(index: DatasetIndex, source: str) -> DatasetIndex:
+    """``index`` if what it says is safe to act on, whichever format adapter built it.
+
+    The one check every index passes before the core joins a name to a path or sizes
+    anything by a count: each chunk names a file inside the dataset's folder (sub-folders
+    allowed), its counts are non-negative integers and its ``dim`` positive; ``updated_at``
+    (which names the cache folder) is a version token; the keys sidecar's shard count is
+    bounded. Formats bound item counts by the bytes that hold them in their decoders.
+
+    Args:
+        index: The index a format adapter returned.
+        source: Where it came from, for messages.
+
+    Raises:
+        DatasetFormatError: A field is unsafe; the message names the file, field and value.
+    """
+    chunks = index.chunks
+    if not all(
+        is_member(chunk.filename)
+        and type(chunk.chunk_size) is int
+        and type(chunk.chunk_bytes) is int
+        and chunk.chunk_size >= 0
+        and chunk.chunk_bytes >= 0
+        and (chunk.dim is None or (type(chunk.dim) is int and chunk.dim > 0))
+        for chunk in chunks
+    ):  # one fast pass; the slow one names what is wrong
+        for position, chunk in enumerate(chunks):
+            field = f"chunks[{position}]"
+            check_member(chunk.filename, where=source, field=f"{field}.filename", nested=True)
+            check_count(chunk.chunk_size, where=source, field=f"{field}.chunk_size")
+            check_count(chunk.chunk_bytes, where=source, field=f"{field}.chunk_bytes")
+            if chunk.dim is not None:
+                check_count(chunk.dim, where=source, field=f"{field}.dim", least=1)
+    if index.updated_at is not None:
+        check_version(index.updated_at, where=source)
+    if index.keys is not None:
+        shards = index.keys.get("num_shards", 1)
+        check_count(shards, where=source, field="keys.num_shards", most=MAX_KEY_SHARDS)
+    return index
 
 
 def index_from_bytes(data: bytes, source: str) -> DatasetIndex:

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from litdata.core import config
+from litdata.core.cache.directory import make_folder
 from litdata.core.errors import DatasetFormatError
 from litdata.core.imports import require
 from litdata.core.index import DatasetIndex
@@ -402,8 +404,8 @@ class KeyIndex:
                 continue
             target = cache / KEYS_DIR / name
             if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with publishing(target) as temporary:
+                make_folder(target.parent)
+                with publishing(target, mode=config.cache_mode()) as temporary:
                     folder.storage.download(folder.join(name), str(temporary))
             paths.append(str(target))
         return cls(paths)

@@ -12,6 +12,8 @@ from typing import Any
 from litdata.core import config
 from litdata.core.cache.chunks import ChunkCache
 from litdata.core.cache.prefetch import Prefetcher
+from litdata.core.errors import DatasetFormatError
+from litdata.core.guards import is_count
 from litdata.core.index import DatasetIndex
 from litdata.core.items.loaders import ItemLoader
 from litdata.core.items.serializer_set import SerializerSet
@@ -56,6 +58,7 @@ class DatasetReader:
             always checked); ``LITDATA_VERIFY=0`` turns it off by default. A chunk file that
             passed is hashed again only once it changes (``LITDATA_VERIFY=always``: every
             time it is opened).
+        cache_mode: Permission bits of cached files (``LITDATA_CACHE_MODE``, else ``0o600``).
     """
 
     def __init__(
@@ -73,6 +76,7 @@ class DatasetReader:
         session_options: Mapping[str, Any] | None = None,
         max_cache_size: int | None = None,
         verify: bool | None = None,
+        cache_mode: int | None = None,
     ) -> None:
         if dataset is None:
             where = resolve(root, storage_options=storage_options, session_options=session_options)
@@ -92,11 +96,14 @@ class DatasetReader:
             cache_dir=cache_dir,
             max_cache_size=max_cache_size,
             verify=verify,
+            cache_mode=cache_mode,
         )
         self._max_open = max_open_chunks
         self._decoder: ItemDecoder | None = None
         #: The number of items in each chunk.
         self.chunk_sizes = [self.decoder.items_in_chunk(chunk) for chunk in self.index.chunks]
+        if not all(map(is_count, self.chunk_sizes)):
+            raise self._bad_count()
         self._ends = list(accumulate(self.chunk_sizes))
         self._starts = [end - size for end, size in zip(self._ends, self.chunk_sizes, strict=True)]
         self._length = self._ends[-1] if self._ends else 0
@@ -107,6 +114,14 @@ class DatasetReader:
         self._keys: KeyIndex | None = None
         #: Who reads (``"rank 0, worker 1"``), named in messages about slow chunks.
         self.reader_name = "this process"
+
+    def _bad_count(self) -> DatasetFormatError:
+        position, count = next((i, n) for i, n in enumerate(self.chunk_sizes) if not is_count(n))
+        return DatasetFormatError(
+            f"The {self.dataset.format.name!r} format says chunk {position} "
+            f"({self.index.chunks[position].filename}) of {self.root} holds {count!r} items, "
+            f"not a count. The dataset's index is malformed; re-create the dataset."
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

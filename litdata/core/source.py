@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from litdata.core.cache.directory import cache_home, recall, remember
 from litdata.core.errors import DatasetNotFoundError, PluginValidationError, StorageError
-from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.index import INDEX_FILENAME, DatasetIndex, check_index, index_from_bytes
 from litdata.core.protocols import FormatAdapter
 from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry import hooks, registries
@@ -107,13 +107,14 @@ def open_dataset(
             raise
         name, index = kept
         logger.warning("%s is unreachable (%s); using the index kept in the cache", where, error)
-        return Dataset(where, index, registries.formats.create(name))
+        return Dataset(where, check_index(index, str(home)), registries.formats.create(name))
     if not isinstance(index, DatasetIndex):
         raise PluginValidationError(
             f"The dataset format {name!r} ({registries.formats.info(name).origin}) returned "
             f"{type(index).__name__} from read_index for {where.url}; it must return a "
             f"DatasetIndex. Fix the plugin (litdata.testing.FormatContract checks it)."
         )
+    check_index(index, f"index_path {index_path}" if given else f"The index of {where.url}")
     if home is not None:
         remember(home, name, index)
     return Dataset(where, index, adapter)

@@ -19,6 +19,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from litdata.core import config
+from litdata.core.cache.directory import make_folder
+from litdata.core.guards import is_member
 from litdata.core.storage.location import Location
 from litdata.core.storage.publish import publish_bytes
 from litdata.raw.indexer import FileMetadata
@@ -100,8 +103,8 @@ class FileFetcher:
         """Where ``file`` is kept in the cache (``None`` without ``cache_files``)."""
         if self.cache_folder is None:
             return None
-        relative = file.path[len(self.location.url) :].lstrip("/\\")
-        if not relative or ".." in Path(relative).parts:
+        relative = file.path[len(self.location.url) :].lstrip("/")
+        if not is_member(relative):
             relative = hashlib.md5(file.path.encode(), usedforsecurity=False).hexdigest()
         return self.cache_folder / relative
 
@@ -163,8 +166,8 @@ class FileFetcher:
     def _keep(self, file: FileMetadata, data: bytes) -> None:
         path = self.cached_path(file)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            publish_bytes(path, data)
+            make_folder(path.parent)
+            publish_bytes(path, data, mode=config.cache_mode())
 
     def _read_range(self, file: FileMetadata, start: int, end: int) -> bytes:
         return self.location.storage.read_range(file.path, start, end)

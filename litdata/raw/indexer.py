@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from litdata.core.cache.directory import cache_home
+from litdata.core import config
+from litdata.core.cache.directory import cache_home, make_folder
+from litdata.core.guards import is_member
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import publish_bytes
 
@@ -191,8 +193,8 @@ def load_or_build_index(
                 f"filters). Check the path, or the indexer's settings."
             )
         data = _encode(location.url, files)
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        publish_bytes(kept, data)
+        make_folder(kept.parent)
+        publish_bytes(kept, data, mode=config.cache_mode())
         if remote:
             _share(location, data)
     return files
@@ -203,7 +205,10 @@ def _ours(files: list[FileMetadata] | None, location: Location, where: str) -> b
     if files is None:
         return False
     prefix = location.url.rstrip("/") + "/"
-    if all(file.path.startswith(prefix) for file in files):
+    if all(
+        file.path.startswith(prefix) and is_member(file.path[len(prefix) :]) and file.size >= 0
+        for file in files
+    ):
         return True
     logger.warning("ignoring %s: it lists files outside %s; listing again", where, location.url)
     return False
@@ -223,8 +228,8 @@ def _kept(location: Location, kept: Path, remote: bool) -> list[FileMetadata] | 
     if not _ours(files, location, location.join(INDEX_NAME)):
         return None
     if files is not None:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        publish_bytes(kept, data)
+        make_folder(kept.parent)
+        publish_bytes(kept, data, mode=config.cache_mode())
     return files
 
 

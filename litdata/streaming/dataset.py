@@ -89,6 +89,9 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         session_options: Session options for backends that take them (S3).
         verify: Check each chunk against its checksum before its first sample is returned
             (default on; ``LITDATA_VERIFY=0`` turns it off by default).
+        cache_mode: Permission bits of the cached files, e.g. ``0o640`` for a cache shared by
+            a group (folders get the matching search bits); default ``LITDATA_CACHE_MODE``,
+            else ``0o600``: no other local user reads the chunks.
     """
 
     def __init__(  # noqa: PLR0917  # LitData's first positional arguments
@@ -113,6 +116,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         storage_options: Mapping[str, Any] | None = None,
         session_options: Mapping[str, Any] | None = None,
         verify: bool | None = None,
+        cache_mode: int | None = None,
     ) -> None:
         super().__init__()
         check_options(shuffle, drop_last, seed, max_pre_download, num_canonical_nodes)
@@ -134,6 +138,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             encryption=encryption,
             max_cache_size=self.max_cache_size,
             verify=verify,
+            cache_mode=cache_mode,
         )
         self.item_loader = self._reader.item_loader
         regions = [

@@ -12,19 +12,22 @@
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 from litdata.core import config
-from litdata.core.cache.directory import cache_home, flat_name, version_dir
+from litdata.core.cache.directory import VERIFIED, cache_home, flat_name, version_dir
 from litdata.core.cache.locks import ChunkLock
-from litdata.core.cache.verified import VerifiedChunks
+from litdata.core.cache.verified import VerifiedChunks, file_identity
+from litdata.core.chunks import checksum
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.codecs import create_compressor, decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
 from litdata.core.errors import ChunkCorruptError, ChunkWaitTimeoutError
+from litdata.core.guards import inside
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.protocols import Compressor
 from litdata.core.registry import hooks
@@ -60,6 +63,8 @@ class ChunkCache:
             limit. Chunks held by a reader are never evicted, so the cache may exceed it by
             the chunks in use and in flight.
         verify: Check in-place chunks against their checksums (fetched chunks always are).
+        cache_mode: The permission bits of cached files (folders get the matching search
+            bits); ``None``: ``LITDATA_CACHE_MODE``, else ``0600`` (folders ``0700``).
     """
 
     def __init__(
@@ -70,26 +75,33 @@ class ChunkCache:
         cache_dir: str | None = None,
         max_cache_size: int | None = None,
         verify: bool = True,
+        cache_mode: int | None = None,
     ) -> None:
         self.location = location
         self.index = index
         self.cache_dir = cache_dir
         self.max_cache_size = max_cache_size
         self.verify = verify
+        self.mode = (
+            config.cache_mode()
+            if cache_mode is None
+            else config.checked_mode(cache_mode, f"cache_mode={cache_mode:#o}")
+        )
         self._compression = index.config.compression
         self._local = location.local_path
         self._directory: Path | None = None
         self._compressor: Compressor | None = None
-        self._checked: set[int] = set()
+        #: In-place chunks checked by this process, with the identity of the file checked.
+        self._checked: dict[int, bytes] = {}
         self._holds: dict[int, ChunkLock] = {}
         self._verified: VerifiedChunks | None = None
         if self._local is not None and config.verify_setting() != "always":
             home = cache_home(self.location.url, cache_dir)
-            self._verified = VerifiedChunks(home / "verified")
+            self._verified = VerifiedChunks(home / VERIFIED, self.mode)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_compressor=None, _checked=set(), _holds={}, _directory=None)
+        state.update(_compressor=None, _checked={}, _holds={}, _directory=None)
         return state
 
     @property
@@ -101,8 +113,14 @@ class ChunkCache:
     def directory(self) -> Path:
         """This dataset version's cache folder (created on first use)."""
         if self._directory is None:
-            self._directory = version_dir(cache_home(self.location.url, self.cache_dir), self.index)
+            home = cache_home(self.location.url, self.cache_dir)
+            self._directory = version_dir(home, self.index, self.mode)
         return self._directory
+
+    def _member(self, entry: ChunkEntry, name: str | None = None) -> str:
+        """The local file of a chunk in the dataset's folder, checked to resolve inside it."""
+        where = f"Chunk {entry.filename} of {self.location.url}"
+        return inside(self._local or "", name or entry.filename, where=where)
 
     def _plain_name(self, entry: ChunkEntry) -> str:
         """The chunk's file name in the cache folder."""
@@ -125,10 +143,9 @@ class ChunkCache:
         """
         entry = self.index.chunks[chunk_index]
         if self.in_place:
-            path = os.path.join(self._local or "", entry.filename)
-            if self.verify and chunk_index not in self._checked:
-                self._check_in_place(path, entry)
-                self._checked.add(chunk_index)
+            path = self._member(entry)
+            if self.verify:
+                self._check_in_place(path, chunk_index, entry)
             return path
         inflated = self._inflated_in_place(entry)
         if inflated is not None:
@@ -137,7 +154,7 @@ class ChunkCache:
         target = self.directory / self._plain_name(entry)
         if held is not None:
             return str(target)
-        lock = ChunkLock(self.directory, target.name)
+        lock = ChunkLock(self.directory, target.name, self.mode)
         deadline = time.monotonic() + WAIT_SECONDS
         fetch_seconds = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         while True:
@@ -186,8 +203,8 @@ class ChunkCache:
         """
         if self._local is None or not self._compression:
             return None
-        stored = os.path.join(self._local, entry.filename)
-        plain = os.path.join(self._local, self._plain_name(entry))
+        stored = self._member(entry)
+        plain = self._member(entry, self._plain_name(entry))
         if plain == stored or os.path.exists(stored) or not os.path.exists(plain):
             return None
         size = os.path.getsize(plain)
@@ -217,39 +234,42 @@ class ChunkCache:
         if lock is not None:
             lock.release()
 
-    def release_all(self) -> None:
-        """Stop holding every chunk."""
-        for chunk_index in list(self._holds):
-            self.release(chunk_index)
+    def _check_in_place(self, path: str, chunk_index: int, entry: ChunkEntry) -> None:
+        """Check an in-place chunk, unless this process checked the file as it is now.
 
-    def _check_in_place(self, path: str, entry: ChunkEntry) -> None:
-        import mmap
-
-        from litdata.core.chunks.checksum import verify_checksum
-
+        Every open looks at the file's identity (device, inode, size, times): a chunk
+        replaced or rewritten since its last check, even within one process, is checked
+        again, never read as what it was.
+        """
         try:
             with open(path, "rb") as handle:
                 status = os.fstat(handle.fileno())
-                size = status.st_size
-                if size != entry.chunk_bytes:
+                identity = file_identity(status)
+                if self._checked.get(chunk_index) == identity:
+                    return
+                if status.st_size != entry.chunk_bytes:
                     raise ChunkCorruptError(
-                        f"Chunk {path} is truncated or padded: it has {size:,} bytes, but "
-                        f"index.json records {entry.chunk_bytes:,}. Its samples are not "
+                        f"Chunk {path} is truncated or padded: it has {status.st_size:,} bytes, "
+                        f"but index.json records {entry.chunk_bytes:,}. Its samples are not "
                         f"returned. Re-copy or re-create the dataset."
                     )
-                if entry.checksum is None:
-                    return
-                if self._verified is not None and self._verified.known(status, entry):
-                    return
-                if not size:
-                    verify_checksum(b"", entry, path)
-                else:
-                    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                        verify_checksum(data, entry, path)
-                if self._verified is not None:
-                    self._verified.add(status, entry)
+                known = self._verified is not None and self._verified.known(status, entry)
+                if entry.checksum is not None and not known:
+                    self._hash_in_place(handle.fileno(), status, entry, path)
+                self._checked[chunk_index] = identity
         except FileNotFoundError:
             raise _missing(path) from None
+
+    def _hash_in_place(
+        self, descriptor: int, status: os.stat_result, entry: ChunkEntry, path: str
+    ) -> None:
+        if not status.st_size:
+            checksum.verify_checksum(b"", entry, path)
+        else:
+            with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as data:
+                checksum.verify_checksum(data, entry, path)
+        if self._verified is not None:
+            self._verified.add(status, entry)
 
     # -- fetching --------------------------------------------------------------------------
     def stored(self, entry: ChunkEntry, scratch: Path) -> tuple[bytes, str]:
@@ -263,7 +283,7 @@ class ChunkCache:
             FileNotFoundError: The chunk is missing.
         """
         if self._local is not None:
-            source = os.path.join(self._local, entry.filename)
+            source = self._member(entry)
             try:
                 return Path(source).read_bytes(), source
             except FileNotFoundError:
@@ -319,7 +339,7 @@ class ChunkCache:
         start = time.perf_counter()
         self._make_room(entry.chunk_bytes)
         attempts = 1 if self._local is not None else 2
-        with publishing(target, entry.chunk_bytes) as temporary:
+        with publishing(target, entry.chunk_bytes, self.mode) as temporary:
             for attempt in range(1, attempts + 1):
                 try:
                     size, source, inflating = self._fetch_plain(entry, temporary)
@@ -351,7 +371,7 @@ class ChunkCache:
         for _, size, name in sorted(cached):
             if total + needed <= self.max_cache_size:
                 return
-            lock = ChunkLock(self.directory, name)
+            lock = ChunkLock(self.directory, name, self.mode)
             if not lock.acquire("exclusive", timeout=0):
                 continue  # a reader holds it
             try:

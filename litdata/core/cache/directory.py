@@ -4,22 +4,41 @@ The version is the index's ``updated_at``: a dataset rewritten under the same UR
 directory, and the directories of other versions are removed. A remote dataset's index (and
 its format) is kept in ``<cache root>/<md5 of its URL>/dataset.json``, so a warm cache opens
 with no network at all.
+
+The version comes from the dataset's index, so it must be a version token (checked when the
+index is read) and its folder is checked to resolve inside the dataset's cache folder before
+anything is written or removed there. A dataset's cache folder is created ``0700`` (no other
+local user may read chunks of a bucket only these credentials can read) unless the cache mode
+(``cache_mode``, ``LITDATA_CACHE_MODE``) shares it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
 from pathlib import Path
 
 from litdata.core import config
+from litdata.core.guards import check_version, inside
 from litdata.core.index import DatasetIndex, parse_index
 from litdata.core.storage.publish import publish_bytes, stale_temporaries
 
 _RECORD = "dataset.json"
+#: The folder of a dataset's cache folder recording which in-place chunks passed their check.
+VERIFIED = "verified"
 
-__all__ = ["cache_home", "flat_name", "recall", "remember", "version_dir"]
+__all__ = [
+    "VERIFIED",
+    "cache_home",
+    "flat_name",
+    "folder_mode",
+    "make_folder",
+    "recall",
+    "remember",
+    "version_dir",
+]
 
 
 def _digest(text: str) -> str:
@@ -31,8 +50,33 @@ def flat_name(name: str) -> str:
     return name.replace("/", "%2F")
 
 
+def folder_mode(mode: int) -> int:
+    """The mode of the cache folders that hold files of ``mode``: each read bit searchable."""
+    return mode | (mode & 0o444) >> 2
+
+
+def make_folder(path: Path, mode: int | None = None) -> Path:
+    """Create ``path`` and its missing parents, private unless ``mode`` shares them.
+
+    Folders that exist are left as they are.
+
+    Args:
+        path: The folder.
+        mode: The mode of the files it will hold; ``None``: the configured cache mode.
+    """
+    missing = []
+    while not path.is_dir() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    bits = folder_mode(config.cache_mode() if mode is None else mode)
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            folder.mkdir(mode=bits)
+    return missing[0] if missing else path
+
+
 def cache_home(url: str, cache_dir: str | None = None) -> Path:
-    """The cache folder of the dataset at ``url`` (all its versions).
+    """The cache folder of the dataset at ``url`` (all its versions); not created here.
 
     Args:
         url: Where the dataset lives (a URL, or an absolute local path).
@@ -44,9 +88,10 @@ def cache_home(url: str, cache_dir: str | None = None) -> Path:
 
 def remember(home: Path, format_name: str, index: DatasetIndex) -> None:
     """Keep a remote dataset's format and index, for opening it offline later."""
-    home.mkdir(parents=True, exist_ok=True)
+    make_folder(home)
     record = {"format": format_name, "index": index.to_json()}
-    publish_bytes(home / _RECORD, json.dumps(record, sort_keys=True).encode())
+    data = json.dumps(record, sort_keys=True).encode()
+    publish_bytes(home / _RECORD, data, mode=config.cache_mode())
 
 
 def recall(home: Path) -> tuple[str, DatasetIndex] | None:
@@ -58,18 +103,27 @@ def recall(home: Path) -> tuple[str, DatasetIndex] | None:
         return None
 
 
-def version_dir(home: Path, index: DatasetIndex) -> Path:
+def version_dir(home: Path, index: DatasetIndex, mode: int | None = None) -> Path:
     """The folder of this version of the dataset, created.
 
     Other versions are removed, and so are the partial downloads of killed processes.
+
+    Args:
+        home: The dataset's cache folder.
+        index: Its index (``updated_at`` names the version).
+        mode: The mode of the files the folder will hold; ``None``: the configured one.
+
+    Raises:
+        DatasetFormatError: ``updated_at`` is not a version token, or its folder resolves
+            outside ``home``.
     """
-    version = index.updated_at or _digest(str(home))
-    target = home / version
-    if home.is_dir():
-        for stale in home.iterdir():
-            if stale.is_dir() and stale.name != version:
-                shutil.rmtree(stale, ignore_errors=True)
-    target.mkdir(parents=True, exist_ok=True)
+    version = check_version(index.updated_at or _digest(str(home)), where=f"The index of {home}")
+    make_folder(home, mode)
+    target = Path(inside(home, version, where=f"The cache folder of {home}"))
+    for stale in home.iterdir():
+        if stale.is_dir() and not stale.is_symlink() and stale.name not in (version, VERIFIED):
+            shutil.rmtree(stale, ignore_errors=True)
+    make_folder(target, mode)
     for partial in stale_temporaries(target):  # downloads of processes that were killed
         partial.unlink(missing_ok=True)
     return target

@@ -12,7 +12,8 @@ import os
 import time
 from pathlib import Path
 
-from litdata.core import tracing
+from litdata.core import config, tracing
+from litdata.core.cache.directory import make_folder
 
 __all__ = ["ChunkLock", "LockTimeoutError"]
 
@@ -29,20 +30,25 @@ class ChunkLock:
     Args:
         directory: The cache version folder.
         name: The cached file's name.
+        file_mode: The lock file's permission bits (the cache's); ``None``: the configured
+            cache mode.
     """
 
-    __slots__ = ("_descriptor", "mode", "path")
+    __slots__ = ("_descriptor", "_file_mode", "mode", "path")
 
-    def __init__(self, directory: Path, name: str) -> None:
+    def __init__(self, directory: Path, name: str, file_mode: int | None = None) -> None:
         self.path = directory / ".locks" / f"{name}.lock"
         self._descriptor: int | None = None
+        self._file_mode = file_mode
         #: ``"shared"``, ``"exclusive"`` or ``None`` when not held.
         self.mode: str | None = None
 
     def _open(self) -> int:
         if self._descriptor is None:
-            self.path.parent.mkdir(exist_ok=True)
-            self._descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            mode = config.cache_mode() if self._file_mode is None else self._file_mode
+            make_folder(self.path.parent, mode)
+            # Read-only is enough to flock, and works for the users a shared cache admits.
+            self._descriptor = os.open(self.path, os.O_RDONLY | os.O_CREAT, mode)
         return self._descriptor
 
     def acquire(self, mode: str, timeout: float | None = None) -> bool:

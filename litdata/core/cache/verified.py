@@ -29,17 +29,18 @@ import os
 import time
 from pathlib import Path
 
-from litdata.core.cache.directory import flat_name
+from litdata.core.cache.directory import flat_name, make_folder
 from litdata.core.index import ChunkEntry
 from litdata.core.storage.publish import publish_bytes
 
-__all__ = ["SETTLED_SECONDS", "VerifiedChunks"]
+__all__ = ["SETTLED_SECONDS", "VerifiedChunks", "file_identity"]
 
 #: How old a file's last change must be before its identity is trusted.
 SETTLED_SECONDS = 2.0
 
 
-def _identity(status: os.stat_result, checksum: str) -> bytes:
+def file_identity(status: os.stat_result) -> bytes:
+    """A file's identity as the kernel reports it: device, inode, size, mtime and ctime."""
     fields = (
         status.st_dev,
         status.st_ino,
@@ -47,7 +48,11 @@ def _identity(status: os.stat_result, checksum: str) -> bytes:
         status.st_mtime_ns,
         status.st_ctime_ns,
     )
-    return " ".join([*map(str, fields), checksum]).encode()
+    return " ".join(map(str, fields)).encode()
+
+
+def _identity(status: os.stat_result, checksum: str) -> bytes:
+    return file_identity(status) + b" " + checksum.encode()
 
 
 class VerifiedChunks:
@@ -55,10 +60,12 @@ class VerifiedChunks:
 
     Args:
         folder: Where the records are kept (created on the first one).
+        mode: The records' permission bits (the cache's).
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, mode: int | None = None) -> None:
         self.folder = folder
+        self.mode = mode
 
     def _record(self, entry: ChunkEntry) -> Path:
         return self.folder / f"{flat_name(entry.filename)}.ok"
@@ -78,5 +85,5 @@ class VerifiedChunks:
         if entry.checksum is None or settled < SETTLED_SECONDS * 1e9:
             return
         with contextlib.suppress(OSError):
-            self.folder.mkdir(parents=True, exist_ok=True)
-            publish_bytes(self._record(entry), _identity(status, entry.checksum))
+            make_folder(self.folder, self.mode)
+            publish_bytes(self._record(entry), _identity(status, entry.checksum), mode=self.mode)

@@ -12,6 +12,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from itertools import accumulate
 
+import numpy as np
+
 from litdata.core.errors import ChunkCorruptError
 
 __all__ = [
@@ -92,6 +94,9 @@ def validate_header(
 ) -> None:
     """Check that a chunk's header agrees with its index entry and its size.
 
+    Every item's offsets are checked (they run forwards, inside the file), so that no item
+    of the chunk can be read past its end or with a negative length.
+
     Args:
         buffer: The chunk's bytes (at least its header).
         num_items: The number of items the index lists for it.
@@ -113,9 +118,17 @@ def validate_header(
             f"Chunk {name} says it holds {count} items, but index.json lists {num_items}. "
             f"The file or the index is corrupt or from another dataset."
         )
-    first, last = (_U32.unpack_from(buffer, 4 + 4 * i)[0] for i in (0, num_items))
+    offsets = np.frombuffer(buffer, dtype="<u4", count=num_items + 1, offset=4)
+    first, last = int(offsets[0]), int(offsets[-1])
     if first != needed or last > file_size or last < first:
         raise ChunkCorruptError(
             f"Chunk {name} is corrupt or truncated: its items span bytes {first}..{last} but "
             f"the file has {file_size} bytes. Re-download or re-create the dataset."
+        )
+    backwards = np.flatnonzero(offsets[1:] < offsets[:-1])
+    if backwards.size:
+        item = int(backwards[0])
+        raise ChunkCorruptError(
+            f"Chunk {name} is corrupt: item {item} ends at byte {int(offsets[item + 1])}, "
+            f"before it starts ({int(offsets[item])}). Re-download or re-create the dataset."
         )

@@ -18,6 +18,7 @@ from litdata.core.chunks.file import ChunkFile
 from litdata.core.chunks.layout import header_size
 from litdata.core.encryption import decrypting, reader_encryptor
 from litdata.core.errors import DatasetFormatError, SampleError
+from litdata.core.guards import check_count
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.protocols import ElementSerializer
@@ -131,11 +132,21 @@ class TokensDecoder:
         self._decrypt = decrypting(encryptor, options.where) if encryptor is not None else None
         self._deserialize = serializer.deserialize
         self.block_size = block_size
-        self._item_bytes = serializer.element_size() * block_size
+        self._where = options.where
+        self._element_size = serializer.element_size()
+        self._item_bytes = self._element_size * block_size
 
     def items_in_chunk(self, entry: ChunkEntry) -> int:
-        """Whole windows in a chunk: ``dim // block_size``."""
-        return (entry.dim or 0) // self.block_size
+        """Whole windows in a chunk: ``dim // block_size``.
+
+        Raises:
+            DatasetFormatError: The chunk's ``dim`` tokens (and its header) would not fit in
+                its ``chunk_bytes``.
+        """
+        where, field = f"The index of {self._where}", f"the dim of {entry.filename}"
+        room = entry.chunk_bytes - header_size(entry.chunk_size)
+        dim = check_count(entry.dim, where=where, field=field, most=room // self._element_size)
+        return dim // self.block_size
 
     def open(self, path: str, entry: ChunkEntry) -> ChunkFile:
         """Map the chunk file (or decrypt an encrypted one into memory)."""

@@ -21,6 +21,7 @@ from litdata.core.errors import (
     SampleDecodeError,
     SampleError,
 )
+from litdata.core.guards import check_count
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.items.pytree import (
     TreeSpec,
@@ -209,6 +210,7 @@ class PyTreeDecoder:
                 f"{len(config.data_format)} serializers."
             )
         self._formats = config.data_format
+        self._where = options.where
         self._serializers = [options.serializers.for_format(name) for name in self._formats]
         self._providers = options.serializers
         encryptor = reader_encryptor(config.encryption, options.encryption, options.where)
@@ -223,8 +225,18 @@ class PyTreeDecoder:
         when its leaf sizes do not add up to its length)."""
 
     def items_in_chunk(self, entry: ChunkEntry) -> int:
-        """Items stored in a chunk: its ``chunk_size``."""
-        return entry.chunk_size
+        """Items stored in a chunk: its ``chunk_size``, which its bytes must be able to hold.
+
+        Raises:
+            DatasetFormatError: The chunk's header alone (4 bytes per item) would not fit in
+                its ``chunk_bytes``.
+        """
+        return check_count(
+            entry.chunk_size,
+            where=f"The index of {self._where}",
+            field=f"the chunk_size of {entry.filename}",
+            most=entry.chunk_bytes // 4 - 2,
+        )
 
     def open(self, path: str, entry: ChunkEntry) -> ChunkFile:
         """Map the chunk file (or decrypt a chunk-level encrypted one into memory)."""
@@ -284,6 +296,11 @@ class PyTreeDecoder:
         if self._item_decrypt is not None:
             item = memoryview(self._item_decrypt(item))
         start = 4 * len(self._formats)
+        if len(item) < start:
+            return ChunkCorruptError(
+                f"{where} has {len(item)} bytes, fewer than the {start} of its leaf sizes: the "
+                f"chunk is corrupt or was written with a different data_format."
+            )
         sizes = struct.unpack_from(f"<{len(self._formats)}I", item)
         for name, size, serializer in zip(self._formats, sizes, self._serializers, strict=True):
             try:

@@ -72,12 +72,16 @@ def disk_full(error: OSError, path: str | os.PathLike[str], needed: int) -> Disk
 
 
 @contextlib.contextmanager
-def publishing(path: str | os.PathLike[str], needed: int = 0) -> Iterator[Path]:
+def publishing(
+    path: str | os.PathLike[str], needed: int = 0, mode: int | None = None
+) -> Iterator[Path]:
     """Yield a temporary path to write; rename it to ``path`` when the block succeeds.
 
     Args:
         path: The file to publish.
         needed: Its size, named in the error when the disk is full.
+        mode: Permission bits to give the file before it appears (a cache's private
+            ``0600``); ``None`` leaves what the writer created (the umask's).
 
     Raises:
         DiskFullError: The disk filled up while writing (the temporary file is removed).
@@ -85,6 +89,8 @@ def publishing(path: str | os.PathLike[str], needed: int = 0) -> Iterator[Path]:
     temporary = temporary_sibling(path)
     try:
         yield temporary
+        if mode is not None:
+            os.chmod(temporary, mode)
         os.replace(temporary, path)
     except OSError as error:
         temporary.unlink(missing_ok=True)
@@ -94,7 +100,9 @@ def publishing(path: str | os.PathLike[str], needed: int = 0) -> Iterator[Path]:
         raise
 
 
-def publish_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> None:
+def publish_bytes(
+    path: str | os.PathLike[str], data: bytes, *, durable: bool = False, mode: int | None = None
+) -> None:
     """Write ``data`` to ``path`` atomically.
 
     Args:
@@ -102,8 +110,9 @@ def publish_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = 
         data: Its content.
         durable: Flush it to disk before the rename (for files that must survive a crash of
             the machine, such as ``index.json``).
+        mode: Permission bits for the file (see :func:`publishing`).
     """
-    with publishing(path, len(data)) as temporary, open(temporary, "wb") as handle:
+    with publishing(path, len(data), mode) as temporary, open(temporary, "wb") as handle:
         handle.write(data)
         if durable:
             handle.flush()

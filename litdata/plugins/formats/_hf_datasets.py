@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from litdata.core.cache.directory import cache_home
+from litdata.core.cache.directory import cache_home, make_folder
+from litdata.core.config import cache_mode
 from litdata.core.errors import DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_bytes
 from litdata.core.storage.location import Location, resolve
@@ -70,8 +71,8 @@ def index_hf_dataset(
         return str(folder)
     index = build_index(location)
     written = DatasetIndex(index.config, index.chunks, updated_at=str(time.time()))
-    folder.mkdir(parents=True, exist_ok=True)
-    publish_bytes(folder / INDEX_FILENAME, index_bytes(written), durable=True)
+    make_folder(folder)
+    publish_bytes(folder / INDEX_FILENAME, index_bytes(written), durable=True, mode=cache_mode())
     return str(folder)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
+from litdata.core.guards import check_count, check_member
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetConfig, DatasetIndex
 from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
@@ -55,9 +56,11 @@ def _shard_file(shard: Mapping[str, Any], position: int, where: str) -> Mapping[
         info = shard.get(key)
         if info is None:
             continue
-        valid = isinstance(info, dict) and isinstance(info.get("basename"), str)
-        if not valid or not isinstance(info.get("bytes"), int):
+        if not isinstance(info, dict) or "basename" not in info or "bytes" not in info:
             raise _bad(where, f"shards[{position}].{key} lacks a basename and a size")
+        field = f"shards[{position}].{key}"
+        check_member(info["basename"], where=where, field=f"{field}.basename", nested=True)
+        check_count(info["bytes"], where=where, field=f"{field}.bytes")
     raw = shard.get("raw_data")
     if raw is None:
         raise _bad(where, f"shards[{position}] has no raw_data")
@@ -74,10 +77,14 @@ def _entry(shard: Mapping[str, Any], position: int, location: Location) -> Chunk
         )
     if shard.get("version", MDS_VERSION) != MDS_VERSION:
         raise _bad(where, f"shards[{position}] has version {shard.get('version')!r}, not 2")
-    samples = shard.get("samples")
-    if not isinstance(samples, int) or samples < 0:
-        raise _bad(where, f"shards[{position}].samples is {samples!r}")
-    raw = _shard_file(shard, position, location.url)
+    raw = _shard_file(shard, position, where)
+    # Each sample takes 4 bytes of the shard's offsets at least.
+    samples = check_count(
+        shard.get("samples"),
+        where=where,
+        field=f"shards[{position}].samples",
+        most=raw["bytes"] // 4 - 2,
+    )
     stored, compression = raw, None
     zipped = shard.get("zip_data")
     if zipped is not None:
@@ -90,6 +97,13 @@ def _entry(shard: Mapping[str, Any], position: int, location: Location) -> Chunk
         )
         if not unzipped:
             stored, compression = zipped, shard.get("compression")
+    hashes = stored.get("hashes") or {}
+    if not isinstance(hashes, dict) or not all(
+        isinstance(name, str) and isinstance(digest, str) for name, digest in hashes.items()
+    ):
+        raise _bad(where, f"shards[{position}] has hashes {hashes!r}, not names and digests")
+    if compression is not None and not isinstance(compression, str):
+        raise _bad(where, f"shards[{position}].compression is {compression!r}")
     return ChunkEntry(
         filename=stored["basename"],
         chunk_size=samples,
@@ -97,7 +111,7 @@ def _entry(shard: Mapping[str, Any], position: int, location: Location) -> Chunk
         extra={
             "compression": compression,
             "raw_bytes": raw["bytes"],
-            "hashes": dict(stored.get("hashes") or {}),
+            "hashes": dict(hashes),
         },
     )
 
