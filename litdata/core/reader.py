@@ -80,7 +80,7 @@ class DatasetReader:
     ) -> None:
         if dataset is None:
             where = resolve(root, storage_options=storage_options, session_options=session_options)
-            dataset = open_dataset(where, cache_dir=cache_dir)
+            dataset = open_dataset(where, cache_dir=cache_dir, cache_mode=cache_mode)
         self.dataset = dataset
         self.location: Location = dataset.location
         self.index: DatasetIndex = dataset.index

@@ -75,6 +75,7 @@ def open_dataset(
     location: str | os.PathLike[str] | Location,
     index_path: str | os.PathLike[str] | None = None,
     cache_dir: str | None = None,
+    cache_mode: int | None = None,
 ) -> Dataset:
     """Find the dataset at ``location``: its storage backend, format and index.
 
@@ -87,6 +88,7 @@ def open_dataset(
             dataset's own.
         cache_dir: The cache root: a remote dataset's index is kept there, and used when the
             storage is unreachable (a warm cache needs no network).
+        cache_mode: The cache's file mode (``LITDATA_CACHE_MODE``, else ``0o600``).
 
     Raises:
         DatasetNotFoundError: There is no dataset at ``location``.
@@ -116,7 +118,7 @@ def open_dataset(
         )
     check_index(index, f"index_path {index_path}" if given else f"The index of {where.url}")
     if home is not None:
-        remember(home, name, index)
+        remember(home, name, index, cache_mode)
     return Dataset(where, index, adapter)
 
 

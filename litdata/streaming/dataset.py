@@ -134,7 +134,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             allow_pickle=allow_pickle,
             cache_dir=cache_dir,
             item_loader=item_loader,
-            dataset=open_dataset(location, index_path, cache_dir),
+            dataset=open_dataset(location, index_path, cache_dir, cache_mode),
             encryption=encryption,
             max_cache_size=self.max_cache_size,
             verify=verify,

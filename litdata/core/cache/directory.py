@@ -14,9 +14,9 @@ local user may read chunks of a bucket only these credentials can read) unless t
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -70,8 +70,11 @@ def make_folder(path: Path, mode: int | None = None) -> Path:
         path = path.parent
     bits = folder_mode(config.cache_mode() if mode is None else mode)
     for folder in reversed(missing):
-        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+        try:
             folder.mkdir(mode=bits)
+        except FileExistsError:  # another process made it meanwhile
+            continue
+        os.chmod(folder, bits)  # whatever the umask
     return missing[0] if missing else path
 
 
@@ -86,12 +89,19 @@ def cache_home(url: str, cache_dir: str | None = None) -> Path:
     return root / _digest(url)
 
 
-def remember(home: Path, format_name: str, index: DatasetIndex) -> None:
-    """Keep a remote dataset's format and index, for opening it offline later."""
-    make_folder(home)
+def remember(home: Path, format_name: str, index: DatasetIndex, mode: int | None = None) -> None:
+    """Keep a remote dataset's format and index, for opening it offline later.
+
+    Args:
+        home: The dataset's cache folder.
+        format_name: Its format.
+        index: Its index.
+        mode: The cache's file mode; ``None``: the configured one.
+    """
+    make_folder(home, mode)
     record = {"format": format_name, "index": index.to_json()}
     data = json.dumps(record, sort_keys=True).encode()
-    publish_bytes(home / _RECORD, data, mode=config.cache_mode())
+    publish_bytes(home / _RECORD, data, mode=config.cache_mode() if mode is None else mode)
 
 
 def recall(home: Path) -> tuple[str, DatasetIndex] | None:

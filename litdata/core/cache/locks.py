@@ -7,6 +7,7 @@ kernel drops a dead process's locks, so a ``kill -9`` never leaves a chunk pinne
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -48,7 +49,10 @@ class ChunkLock:
             mode = config.cache_mode() if self._file_mode is None else self._file_mode
             make_folder(self.path.parent, mode)
             # Read-only is enough to flock, and works for the users a shared cache admits.
-            self._descriptor = os.open(self.path, os.O_RDONLY | os.O_CREAT, mode)
+            descriptor = os.open(self.path, os.O_RDONLY | os.O_CREAT, mode)
+            with contextlib.suppress(OSError):  # another user's lock file in a shared cache
+                os.fchmod(descriptor, mode)  # whatever the umask
+            self._descriptor = descriptor
         return self._descriptor
 
     def acquire(self, mode: str, timeout: float | None = None) -> bool:

@@ -1,0 +1,133 @@
+"""Sizes and counts a dataset states: bounded by the bytes that hold them, in bounded memory."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hostile import forge
+
+import litdata as ld
+from litdata.core.errors import ChunkCorruptError
+
+#: The address space a reader of a hostile dataset may use (torch alone maps ~650 MB).
+MEMORY_LIMIT = 1536 << 20
+
+READER = """
+import resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+import litdata as ld
+from litdata.core.errors import LitdataError
+start = time.monotonic()
+try:
+    data = ld.StreamingDataset(sys.argv[1]{options})
+    loader = ld.StreamingDataLoader(data, batch_size=10, num_workers={workers}, collate_fn=list)
+    count = sum(len(batch) for batch in loader)
+    print("READ", count)
+except LitdataError as error:
+    print("ERROR", type(error).__name__, time.monotonic() - start, error)
+"""
+
+
+def _read_bounded(folder: Path, record, *, options: str = "", workers: int = 0) -> str:
+    """Stream ``folder`` in a process whose memory is capped; what it printed.
+
+    The time to the error is the reader's own (from opening the dataset), not the process's.
+    """
+    code = READER.format(limit=MEMORY_LIMIT, options=options, workers=workers)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout.strip()
+    if output.startswith("ERROR"):
+        record.seconds = float(output.split()[2])
+    return output
+
+
+@pytest.mark.fault("chunk_size absurd for its chunk_bytes (memory capped at 1.5 GiB)")
+@pytest.mark.parametrize("count", [2**28, 2**40])
+def test_an_absurd_chunk_size_is_refused_in_bounded_memory(tmp_path, record, count):
+    record.fault += f": {count:,}"
+    folder = forge.dataset(tmp_path / "ds")
+    forge.edit_index(folder, lambda index: index["chunks"][0].update(chunk_size=count))
+    output = _read_bounded(folder, record, options=", shuffle=True", workers=2)
+    assert output.startswith("ERROR DatasetFormatError"), output
+    assert "chunk_size" in output
+    assert f"{count}" in output
+    assert "index" in output
+    record("DatasetFormatError at open naming the field and value; no allocation")
+
+
+def _tokens(folder: Path) -> Path:
+    blocks = (np.arange(64, dtype=np.uint16) + i for i in range(40))
+    return Path(ld.write_dataset(blocks, folder, chunk_size=640, item_loader=ld.TokensLoader()))
+
+
+@pytest.mark.fault("TokensLoader dim negative or absurd")
+@pytest.mark.parametrize("dim", [-7, 0, 2**40])
+def test_a_token_dim_must_fit_its_chunk(tmp_path, record, dim):
+    record.fault += f": {dim:,}"
+    folder = _tokens(tmp_path / "tokens")
+    forge.edit_index(folder, lambda index: index["chunks"][0].update(dim=dim))
+    output = _read_bounded(folder, record, options=", item_loader=ld.TokensLoader(block_size=16)")
+    assert output.startswith("ERROR DatasetFormatError"), output
+    assert "dim" in output
+    assert str(dim) in output
+    record("DatasetFormatError naming the chunk's dim")
+
+
+def test_litdata_verify_reports_a_negative_dim(tmp_path):
+    folder = _tokens(tmp_path / "tokens")
+    forge.edit_index(folder, lambda index: index["chunks"][0].update(dim=-7))
+    result = subprocess.run(
+        [sys.executable, "-m", "litdata", "verify", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "dim" in result.stdout + result.stderr
+
+
+@pytest.mark.fault("chunk without checksum whose item offsets run past its end")
+def test_offsets_past_the_end_name_the_chunk(tmp_path, record):
+    folder = forge.dataset(tmp_path / "ds")
+    forge.unsealed(folder)  # as LitData writes it: nothing to verify but the layout
+    name = forge.read_index(folder)["chunks"][1]["filename"]
+    path = folder / name
+    data = bytearray(path.read_bytes())
+    (count,) = struct.unpack_from("<I", data)
+    struct.pack_into("<I", data, 4 + 4 * (count // 2), len(data) + 4096)  # item 24 ends past EOF
+    path.write_bytes(bytes(data))
+    data_set = ld.StreamingDataset(str(folder))
+    record.start()
+    with pytest.raises(ChunkCorruptError, match=name):
+        [data_set[i] for i in range(len(data_set))]
+    record.failed()
+    record("ChunkCorruptError naming the chunk and the item, before any of its samples")
+
+
+@pytest.mark.fault("MDS shard says it holds more samples than its bytes can")
+def test_mds_samples_are_bounded_by_the_shard(tmp_path, record):
+    from mds_fixtures import write_shards
+
+    rows = [[json.dumps({"n": i}).encode()] for i in range(8)]
+    folder = write_shards(tmp_path / "mds", {"doc": "json"}, rows)
+    index = json.loads((folder / "index.json").read_text())
+    index["shards"][0]["samples"] = 2**36
+    (folder / "index.json").write_text(json.dumps(index))
+    output = _read_bounded(folder, record)
+    assert output.startswith("ERROR DatasetFormatError"), output
+    assert "samples" in output
+    record("DatasetFormatError naming shards[0].samples")
