@@ -116,8 +116,8 @@ def files_outside(root: Path, allowed: list[Path]) -> dict[str, tuple[int, int]]
 
 
 def read_everything(folder: Path, **options: Any) -> list[Any]:
-    """Open the dataset and read every sample twice: by index, then streamed in one epoch."""
-    data = ld.StreamingDataset(str(folder), **options)
+    """Open the dataset and read every sample twice: by index, then in one shuffled epoch."""
+    data = ld.StreamingDataset(str(folder), shuffle=True, **options)
     items = [data[i] for i in range(len(data))]
     items.extend(iter(data))
     return items
@@ -138,6 +138,7 @@ HOSTILE_VALUES = st.one_of(
             ".",
             "..",
             "../victim",
+            "../../victim",
             "../../victim/planted.txt",
             "/etc/passwd",
             "a/b",
