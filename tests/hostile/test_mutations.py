@@ -15,9 +15,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hostile import forge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hostile import forge
 
 #: The most memory one read of a mutated 300-sample dataset may allocate.
 ALLOCATION_BOUND = 64 << 20
@@ -50,15 +50,16 @@ def _judge(sandbox: Path, folder: Path, cache: Path, expect_right: bool = True) 
     """Read the dataset whole; assert a clear error or the right samples, and nothing else."""
     before = forge.files_outside(sandbox, [folder, cache])
     tracemalloc.start()
+    message = ""
     try:
         items = forge.read_everything(folder, cache_dir=str(cache))
     except forge.CLEAR_ERRORS as error:
-        assert str(error).strip()
-        items = None
+        items, message = None, str(error)
     finally:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     assert peak < ALLOCATION_BOUND, f"{peak:,} bytes allocated"
+    assert items is not None or message.strip()
     if items is not None and expect_right:
         assert len(items) == 2 * forge.COUNT
         assert all(map(forge.is_right, items))
