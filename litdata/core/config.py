@@ -20,6 +20,7 @@ __all__ = [
     "flag",
     "integer",
     "plugin_autoload",
+    "ranged_reads_setting",
     "ranks_dir",
     "set_trace_settings",
     "trace_settings",
@@ -64,6 +65,23 @@ def verify_setting() -> str:
     if raw.strip().lower() == "always":
         return "always"
     return "once" if flag("LITDATA_VERIFY", default=True) else "off"
+
+
+def ranged_reads_setting() -> str:
+    """How ``ds[i]`` reads remote chunks: ``LITDATA_RANGED_READS`` (on, off or unverified).
+
+    ``on`` (the default, or any true value) reads single items in byte ranges where they can be
+    verified (block checksums) or where nothing could be (no checksum at all); ``unverified``
+    also reads chunks that only have a whole-file checksum in ranges, without checking them;
+    ``off`` (any false value) downloads whole chunks.
+
+    Raises:
+        ValueError: The variable is set to something else.
+    """
+    raw = os.environ.get("LITDATA_RANGED_READS", "")
+    if raw.strip().lower() == "unverified":
+        return "unverified"
+    return "on" if flag("LITDATA_RANGED_READS", default=True) else "off"
 
 
 def allow_pickle_default() -> bool:

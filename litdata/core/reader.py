@@ -110,7 +110,7 @@ class DatasetReader:
         self._open: OrderedDict[int, ChunkHandle] = OrderedDict()
         self._prefetcher: Prefetcher | None = None
         self._ranged: RangedItems | None = None
-        self._ranges_allowed = config.flag("LITDATA_RANGED_READS", default=True)
+        self._ranges_allowed = config.ranged_reads_setting() != "off"
         self._keys: KeyIndex | None = None
         #: Who reads (``"rank 0, worker 1"``), named in messages about slow chunks.
         self.reader_name = "this process"
@@ -196,12 +196,17 @@ class DatasetReader:
         """Decode the item at ``position`` of chunk ``chunk_index``.
 
         An item of a remote chunk that is neither open nor cached is read with ranged
-        requests (see :mod:`litdata.core.ranged`) rather than by downloading the chunk.
+        requests, verified (see :mod:`litdata.core.ranged`), rather than by downloading the
+        chunk.
         """
         found = self._open.get(chunk_index)
         if found is None:
             ranged = self._ranged_items()
-            if ranged is not None and not self.cache.cached(chunk_index):
+            if (
+                ranged is not None
+                and ranged.reads(chunk_index)
+                and not self.cache.cached(chunk_index)
+            ):
                 return ranged.read(chunk_index, position)
             found = self.chunk(chunk_index)
         return (self._decoder or self.decoder).read(found, position)

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litdata.core.chunks.checksum import checksum_of
+from litdata.core.chunks.blocks import BLOCK_KEY, block_checksums
+from litdata.core.chunks.checksum import Buffer, checksum_of
 from litdata.core.chunks.codecs import chunk_filename, compressor_provider, create_compressor
 from litdata.core.chunks.layout import chunk_header, header_size
 from litdata.core.encryption import encryption_config
@@ -214,20 +215,24 @@ class ChunkWriter:
         if self._encryption is not None and self._encryption.level == "chunk":
             parts = [self._checked(self._encryption.encrypt(b"".join(parts)), "encrypt")]
             size = len(parts[0])
+        annotate = getattr(self._encoder, "chunk_extra", None)  # item loaders' own keys
+        extra = annotate(self._sizes) if annotate is not None else {}
         if self._compressor is None:
-            checksum = publish_parts(path, parts, size, checksum_of)
+            ranged = self._encryption is None or self._encryption.level != "chunk"
+            checksum, blocks = publish_parts(path, parts, size, _digests if ranged else _digest)
+            if blocks is not None:  # items read in byte ranges are verified block by block
+                extra[BLOCK_KEY] = blocks
         else:
             data = self._checked(self._compressor.compress(b"".join(parts)), "compress")
             publish_bytes(path, data)
             checksum = checksum_of(data)
-        annotate = getattr(self._encoder, "chunk_extra", None)  # item loaders' own keys
         entry = ChunkEntry(
             filename=filename,
             chunk_size=len(self._sizes),
             chunk_bytes=size,
             dim=self._dim,
             checksum=checksum,
-            extra=annotate(self._sizes) if annotate is not None else {},
+            extra=extra,
         )
         self.chunks.append(entry)
         self._next_chunk += 1
@@ -305,6 +310,16 @@ class ChunkWriter:
         if self._keys is not None:
             self._keys.write(self.output_dir / keys_filename(self.rank))
         return index
+
+
+def _digests(data: Buffer) -> tuple[str, str | None]:
+    """A chunk file's checksum and block checksums."""
+    return checksum_of(data), block_checksums(data)
+
+
+def _digest(data: Buffer) -> tuple[str, str | None]:
+    """A chunk file's checksum (no block table: it is never read in ranges)."""
+    return checksum_of(data), None
 
 
 def write_dataset(

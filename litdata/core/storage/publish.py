@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from litdata.core.errors import DiskFullError
 from litdata.core.lifeline import running
@@ -29,6 +30,8 @@ __all__ = [
 ]
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
+
+T = TypeVar("T")
 
 
 def temporary_sibling(path: str | os.PathLike[str]) -> Path:
@@ -123,8 +126,8 @@ def publish_parts(
     path: str | os.PathLike[str],
     parts: Sequence[bytes | memoryview],
     size: int,
-    digest: Callable[[mmap.mmap | bytes], str],
-) -> str:
+    digest: Callable[[mmap.mmap | bytes], T],
+) -> T:
     """Write the concatenation of ``parts`` (``size`` bytes) to ``path`` atomically.
 
     The space is reserved first (``posix_fallocate``), so a full disk is an error here rather
