@@ -30,7 +30,12 @@ NOVERIFY = "ours-noverify"
 #: Ours with ``LITDATA_VERIFY=always``: every chunk hashed on every open, as a first job sees it
 #: (plain ``ours`` hashes a local chunk file once, then again only when it changes).
 VERIFYALL = "ours-verifyall"
+#: Ours as an earlier commit has it (``LITDATA_BENCH_BEFORE``: a checkout of it), reading
+#: ours' prepared datasets: a change's cost, side by side with the peers in one run.
+BEFORE = "ours-before"
+BEFORE_ENV = "LITDATA_BENCH_BEFORE"
 VERIFY_NOTES = {
+    BEFORE: f"ours at the checkout {BEFORE_ENV} names (before the change), same datasets",
     NOVERIFY: "ours with LITDATA_VERIFY=0 (chunks not checked against their XXH3)",
     VERIFYALL: (
         "ours with LITDATA_VERIFY=always (every chunk hashed on every open: a first job's cost;"
@@ -128,7 +133,7 @@ ROWS: dict[str, Row] = {
             needs_dataset=True,
             description="1,000 random ds[i] on a freshly opened dataset",
             defaults=("W1", "W3"),
-            systems=(*STANDARD, NOVERIFY, VERIFYALL),
+            systems=(*STANDARD, NOVERIFY, VERIFYALL, BEFORE),
             notes=VERIFY_NOTES,
         ),
         Row(
@@ -147,7 +152,7 @@ ROWS: dict[str, Row] = {
             ),
             needs_dataset=True,
             description="one epoch from building dataset + loader to the last batch",
-            systems=(*STANDARD, NOVERIFY, VERIFYALL),
+            systems=(*STANDARD, NOVERIFY, VERIFYALL, BEFORE),
             notes=VERIFY_NOTES,
         ),
         Row(

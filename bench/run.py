@@ -45,6 +45,8 @@ import workloads  # noqa: E402
 from child import RESULT_PREFIX  # noqa: E402
 from memory import PeakPss  # noqa: E402
 from rows import (  # noqa: E402
+    BEFORE,
+    BEFORE_ENV,
     ENCRYPTED,
     ENCRYPTION_ENV,
     NOVERIFY,
@@ -56,12 +58,12 @@ from rows import (  # noqa: E402
 )
 from table import Cell, render  # noqa: E402
 
-ALL_SYSTEMS = (*STANDARD, NOVERIFY, VERIFYALL, S3FS_RAW, *ENCRYPTED)
+ALL_SYSTEMS = (*STANDARD, NOVERIFY, VERIFYALL, BEFORE, S3FS_RAW, *ENCRYPTED)
 PEER_SYSTEMS = {"litdata", "mosaic", "webdataset", "litdata-fernet", "litdata-fernet-chunk"}
 #: Systems that read another system's prepared dataset (the same files, the same objects).
-DATASET_OF = {NOVERIFY: "ours", VERIFYALL: "ours", S3FS_RAW: "ours"}
+DATASET_OF = {NOVERIFY: "ours", VERIFYALL: "ours", BEFORE: "ours", S3FS_RAW: "ours"}
 #: Systems whose children import our package (``PYTHONPATH=<repo>``).
-OURS_SYSTEMS = {"ours", NOVERIFY, VERIFYALL, "ours-fernet", "ours-fernet-chunk"}
+OURS_SYSTEMS = {"ours", NOVERIFY, VERIFYALL, BEFORE, "ours-fernet", "ours-fernet-chunk"}
 
 
 @dataclass
@@ -92,6 +94,21 @@ def ours_python() -> str:
     return str(venv) if venv.exists() else sys.executable
 
 
+def before_repo() -> str:
+    """The checkout ``ours-before`` imports (``LITDATA_BENCH_BEFORE``).
+
+    Raises:
+        SystemExit: It is not set, or holds no ``litdata`` package.
+    """
+    path = os.environ.get(BEFORE_ENV, "")
+    if not (Path(path) / "litdata" / "__init__.py").is_file():
+        raise SystemExit(
+            f"{BEFORE} needs {BEFORE_ENV}: a checkout of the earlier commit, e.g. "
+            f"`git worktree add /tmp/before HEAD~3` then {BEFORE_ENV}=/tmp/before."
+        )
+    return path
+
+
 def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str, str]]:
     """Interpreter + environment of ``system``'s children (never both litdata packages at once)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"{system}-", dir=peers.scratch_dir()))
@@ -101,7 +118,9 @@ def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str,
     else:
         env = dict(os.environ)
         env["TMPDIR"] = str(tmp)
-        if system in OURS_SYSTEMS:
+        if system == BEFORE:
+            env["PYTHONPATH"] = before_repo()
+        elif system in OURS_SYSTEMS:
             env["PYTHONPATH"] = str(REPO)
         else:
             env.pop("PYTHONPATH", None)
@@ -448,9 +467,11 @@ def compile_ours(settings: Settings) -> None:
     An editable checkout run under ``PYTHONDONTWRITEBYTECODE=1`` would otherwise compile every
     module from source in every child (~5-8 ms of first-batch latency the peers never pay).
     """
-    subprocess.run(
-        [settings.ours_python, "-m", "compileall", "-q", str(REPO / "litdata")], check=True
-    )
+    roots = [REPO] + ([Path(before_repo())] if BEFORE in settings.systems else [])
+    for root in roots:
+        subprocess.run(
+            [settings.ours_python, "-m", "compileall", "-q", str(root / "litdata")], check=True
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,7 @@ MODULES = {
     "ours": "ours",
     "ours-noverify": "ours",  # the same adapter; its children get LITDATA_VERIFY=0
     "ours-verifyall": "ours",  # ... and LITDATA_VERIFY=always
+    "ours-before": "ours",  # ... with PYTHONPATH at LITDATA_BENCH_BEFORE (an earlier checkout)
     "ours-fernet": "ours",  # the same adapters; their children get LITDATA_BENCH_ENCRYPTION
     "ours-fernet-chunk": "ours",
     "litdata": "litdata_peer",
