@@ -20,7 +20,7 @@ import snappy
 import zstandard
 
 from litdata.core.errors import DatasetFormatError
-from litdata.plugins.compression.bounded import OutputLimitError, fill, gather
+from litdata.plugins.compression._bounded import OutputLimitError, fill, gather
 from litdata.plugins.compression.zstd import decompress_zstd
 from litdata.plugins.formats._mds_shards import decompressor
 

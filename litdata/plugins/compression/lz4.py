@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.plugins.compression.bounded import STEP, gather, too_large
+from litdata.plugins.compression._bounded import STEP, gather, too_large
 
 __all__ = ["LZ4Compressor"]
 

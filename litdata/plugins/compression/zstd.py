@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.plugins.compression.bounded import fill, too_large
+from litdata.plugins.compression._bounded import fill, too_large
 
 __all__ = ["ZstdCompressor", "decompress_zstd"]
 

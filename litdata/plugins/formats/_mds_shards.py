@@ -30,7 +30,7 @@ from litdata.core.errors import (
 )
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.reading import ReadOptions
-from litdata.plugins.compression.bounded import STEP, fill, gather, too_large
+from litdata.plugins.compression._bounded import STEP, fill, gather, too_large
 from litdata.plugins.compression.zstd import decompress_zstd
 from litdata.plugins.formats._mds_columns import ColumnDecoder, column_decoder
 
