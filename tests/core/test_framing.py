@@ -96,3 +96,11 @@ def test_the_framed_limit():
     assert framed_limit(0) == FRAMED_FLOOR
     assert framed_limit(1 << 20) == FRAMED_RATIO << 20
     assert framed_limit(1 << 40) == (1 << 32) - 1  # a chunk's offsets are 32-bit
+
+
+def test_a_frame_table_longer_than_the_file_is_refused_before_it_is_read():
+    data, entry = _chunk(fixture_dir("zstd_frames"))
+    lying = bytearray(data)
+    lying[20:24] = b"\xff\xff\xff\xff"  # the frame count
+    with pytest.raises(ChunkCorruptError, match="too short for the 4,294,967,295 frames"):
+        unframe(bytes(lying), entry, "batch", Recording(), "chunk-0-0.bin")

@@ -91,6 +91,8 @@ def _batch(data: bytes, decompress: Decompress, name: str) -> bytes:
     if len(offsets) != count + 1:
         raise ChunkCorruptError(f"Chunk {name} is too short for the {count:,} items it lists.")
     position += 4 * (count + 1)
+    if frames > (len(data) - position) // _FRAME.size:
+        raise ChunkCorruptError(f"Chunk {name} is too short for the {frames:,} frames it lists.")
     table = [_FRAME.unpack_from(data, position + _FRAME.size * frame) for frame in range(frames)]
     declared = sum(expected for *_, expected in table)
     if declared != offsets[-1]:

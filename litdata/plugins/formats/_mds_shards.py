@@ -45,6 +45,9 @@ _CODECS: dict[str, tuple[str, str]] = {
     "br": ("brotli", "brotli"),
 }
 
+#: The payload bits of a byte of a varint (snappy's length header); a higher value goes on.
+_VARINT_BITS = 0x7F
+
 #: ``(shard bytes, its raw size from index.json) -> plain bytes``, never more than that size.
 Decompress = Callable[[bytes, int], "bytes | bytearray"]
 
@@ -57,9 +60,6 @@ def _gz(data: bytes, max_size: int) -> bytearray:
 def _bz2(data: bytes, max_size: int) -> bytearray:
     reader = bz2.BZ2File(io.BytesIO(data))
     return fill(reader.readinto, max_size, codec="bz2", compressed=len(data))
-
-
-_VARINT_BITS = 0x7F
 
 
 def _snappy(data: bytes, max_size: int) -> bytes:
