@@ -103,8 +103,17 @@ class Compressor(Protocol):
         """Compress one chunk."""
         ...
 
-    def decompress(self, data: bytes | memoryview) -> bytes:
-        """Decompress one chunk."""
+    def decompress(self, data: bytes | memoryview, max_size: int) -> bytes | bytearray:
+        """Decompress one chunk (or frame) into at most ``max_size`` bytes.
+
+        ``max_size`` comes from the index (the plain size it records); the data is someone
+        else's and may inflate far beyond it (a decompression bomb). Decompress as a stream,
+        holding no more than the output so far, stop as soon as it passes ``max_size``, and
+        never allocate a size the data merely declares. The core checks the size afterwards.
+
+        Raises:
+            ValueError: The data decompresses to (or declares) more than ``max_size`` bytes.
+        """
         ...
 
 

@@ -195,6 +195,15 @@ def test_a_truncated_shard_is_an_error_naming_it(tmp_path, name):
         [reader[i] for i in range(len(reader))]
 
 
+def test_a_compressed_shard_without_a_valid_raw_size_is_refused(tmp_path):
+    folder = copy_fixture("encodings_zstd", tmp_path / "ds")
+    index = json.loads((folder / "index.json").read_text())
+    index["shards"][0]["raw_data"]["bytes"] = -1  # the bound its decompression would have
+    (folder / "index.json").write_text(json.dumps(index))
+    with pytest.raises(ChunkCorruptError, match=r"shard\.00000\.mds\.zstd: .*no valid raw_data"):
+        ld.DatasetReader(folder)[0]
+
+
 def test_a_missing_shard_is_an_error_naming_it(tmp_path):
     folder = copy_fixture("simple", tmp_path / "ds")
     (folder / "shard.00003.mds").unlink()

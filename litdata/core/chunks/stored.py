@@ -33,7 +33,7 @@ def plain_chunk(
 
     Raises:
         ChunkCorruptError: The checksum differs, or it does not decompress to what the index
-            says.
+            says (decompression stops at that bound: see :mod:`~litdata.core.chunks.framing`).
     """
     verify_checksum(data, entry, where)
     if compressor is None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
+from litdata.plugins.compression._bounded import fill, too_large
 
-__all__ = ["ZstdCompressor"]
+__all__ = ["ZstdCompressor", "decompress_zstd"]
 
 DEFAULT_LEVEL = 4
 MAX_LEVEL = 22
@@ -14,6 +15,31 @@ MAX_LEVEL = 22
 
 def _zstandard() -> Any:
     return require("zstandard", extra="zstd", purpose="The zstd compressor")
+
+
+def decompress_zstd(data: bytes | memoryview, max_size: int) -> bytearray:
+    """The plain bytes of the zstd frame at the start of ``data``, at most ``max_size``.
+
+    A frame that declares its content size (as ours and LitData's do) is refused at once when
+    that is over ``max_size``; one that does not (streaming writers) is read until it ends or
+    passes ``max_size``. Either way the buffer grows with the output, never ahead of it.
+
+    Raises:
+        OutputLimitError: The frame holds (or declares) more than ``max_size`` bytes.
+        zstandard.ZstdError: ``data`` is no zstd frame, or a damaged one.
+    """
+    zstandard = _zstandard()
+    declared = zstandard.frame_content_size(data)  # -1: not recorded
+    if declared > max_size:
+        raise too_large("zstd", max_size, declared)
+    reader = zstandard.ZstdDecompressor().stream_reader(data, closefd=False)
+    return fill(
+        reader.readinto,
+        max_size,
+        codec="zstd",
+        compressed=len(data),
+        declared=declared if declared >= 0 else None,
+    )
 
 
 class ZstdCompressor:
@@ -33,15 +59,13 @@ class ZstdCompressor:
         _zstandard()  # fail now, with the install hint, rather than on the first chunk
 
     def compress(self, data: bytes | memoryview) -> bytes:
-        """One zstd frame (with its content size, so it decompresses in one call)."""
+        """One zstd frame, with its content size."""
         return _zstandard().ZstdCompressor(level=self.level).compress(data)  # type: ignore[no-any-return]
 
-    def decompress(self, data: bytes | memoryview) -> bytes:
-        """The original bytes; also reads frames written without a content size."""
-        decompressor = _zstandard().ZstdDecompressor()
-        try:
-            return decompressor.decompress(data)  # type: ignore[no-any-return]
-        except _zstandard().ZstdError:
-            # Frames without a recorded size (some writers stream) need the streaming reader.
-            reader = decompressor.stream_reader(bytes(data))
-            return reader.read()  # type: ignore[no-any-return]
+    def decompress(self, data: bytes | memoryview, max_size: int) -> bytearray:
+        """The original bytes, at most ``max_size``; frames without a content size read too.
+
+        Raises:
+            OutputLimitError: The frame holds more than ``max_size`` bytes.
+        """
+        return decompress_zstd(data, max_size)

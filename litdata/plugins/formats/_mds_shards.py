@@ -4,15 +4,19 @@ An MDS shard has nearly the chunk layout litdata already reads: ``[u32 N]``, ``N
 offsets, the shard's JSON config, then the samples (the offsets are absolute, so the config is
 simply skipped). An uncompressed shard is memory-mapped in place like a native chunk. A
 compressed one (``zstd``, ``gz``, ``bz2``, ``snappy``, ``br``: whichever codec is installed) is
-decompressed into memory when opened; the stored file is never modified. A sample is: one
-``u32`` length per variable-size column, then every column's bytes in column order.
+decompressed into memory when opened, never past the raw size index.json records (a
+decompression bomb is refused as it passes it); the stored file is never modified. A sample
+is: one ``u32`` length per variable-size column, then every column's bytes in column order.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import hashlib
+import io
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,33 +30,85 @@ from litdata.core.errors import (
 )
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.reading import ReadOptions
+from litdata.plugins.compression._bounded import STEP, fill, gather, too_large
+from litdata.plugins.compression.zstd import decompress_zstd
 from litdata.plugins.formats._mds_columns import ColumnDecoder, column_decoder
 
 __all__ = ["MDSDecoder", "RangedMDSDecoder", "ShardFile", "decompressor"]
 
-#: MDS codec name -> (module, function, what to install).
-_CODECS: dict[str, tuple[str, str, str]] = {
-    "gz": ("gzip", "decompress", ""),
-    "bz2": ("bz2", "decompress", ""),
-    "zstd": ("zstandard", "", "zstandard"),
-    "snappy": ("snappy", "decompress", "python-snappy"),
-    "br": ("brotli", "decompress", "brotli"),
+#: MDS codec name -> (module, what to install).
+_CODECS: dict[str, tuple[str, str]] = {
+    "gz": ("gzip", ""),
+    "bz2": ("bz2", ""),
+    "zstd": ("zstandard", "zstandard"),
+    "snappy": ("snappy", "python-snappy"),
+    "br": ("brotli", "brotli"),
+}
+
+#: The payload bits of a byte of a varint (snappy's length header); a higher value goes on.
+_VARINT_BITS = 0x7F
+
+#: ``(shard bytes, its raw size from index.json) -> plain bytes``, never more than that size.
+Decompress = Callable[[bytes, int], "bytes | bytearray"]
+
+
+def _gz(data: bytes, max_size: int) -> bytearray:
+    reader = gzip.GzipFile(fileobj=io.BytesIO(data))
+    return fill(reader.readinto, max_size, codec="gzip", compressed=len(data))
+
+
+def _bz2(data: bytes, max_size: int) -> bytearray:
+    reader = bz2.BZ2File(io.BytesIO(data))
+    return fill(reader.readinto, max_size, codec="bz2", compressed=len(data))
+
+
+def _snappy(data: bytes, max_size: int) -> bytes:
+    """Snappy's raw format starts with its plain length (a varint): checked before decoding."""
+    import snappy  # type: ignore[import-untyped]
+
+    declared = 0
+    for shift, byte in zip(range(0, 35, 7), data[:5], strict=False):
+        declared |= (byte & _VARINT_BITS) << shift
+        if byte <= _VARINT_BITS:  # no continuation bit: the last byte
+            break
+    else:
+        raise ValueError("the snappy data does not start with a valid length")
+    if declared > max_size:
+        raise too_large("snappy", max_size, declared)
+    plain: bytes = snappy.decompress(data)
+    return plain
+
+
+def _brotli_pieces(data: bytes) -> Iterator[bytes]:
+    import brotli  # type: ignore[import-untyped]
+
+    decompressor = brotli.Decompressor()
+    yield decompressor.process(data, output_buffer_limit=STEP)
+    while not decompressor.can_accept_more_data():  # more output is waiting
+        yield decompressor.process(b"", output_buffer_limit=STEP)
+    if not decompressor.is_finished():
+        raise ValueError("the brotli stream is truncated")
+
+
+def _brotli(data: bytes, max_size: int) -> bytearray:
+    return gather(_brotli_pieces(data), max_size, codec="brotli")
+
+
+_DECOMPRESS: dict[str, Decompress] = {
+    "gz": _gz,
+    "bz2": _bz2,
+    "zstd": decompress_zstd,
+    "snappy": _snappy,
+    "br": _brotli,
 }
 
 
-def _zstd(data: bytes) -> bytes:
-    import zstandard
-
-    # Frames without a recorded content size need the streaming interface.
-    out: bytes = zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    return out
-
-
-def decompressor(compression: str, where: str) -> Callable[[bytes], bytes]:
-    """The function that decompresses shards written with ``compression`` (``"zstd:7"``...).
+def decompressor(compression: str, where: str) -> Decompress:
+    """The bounded decompression of shards written with ``compression`` (``"zstd:7"``...).
 
     Raises:
-        DatasetFormatError: Mosaic has no such codec, or the module it needs is missing.
+        DatasetFormatError: Mosaic has no such codec, or the module it needs is missing (or,
+            for brotli, too old to bound its output).
     """
     name = compression.partition(":")[0]
     codec = _CODECS.get(name)
@@ -61,17 +117,19 @@ def decompressor(compression: str, where: str) -> Callable[[bytes], bytes]:
             f"{where} is compressed with {compression!r}, which is not an MDS codec litdata "
             f"reads ({', '.join(sorted(_CODECS))})."
         )
-    module, function, package = codec
+    module, package = codec
     try:
         loaded = __import__(module)
     except ImportError:
         raise DatasetFormatError(
             f"{where} is compressed with {name!r}; `pip install {package}` to read it."
         ) from None
-    if name == "zstd":
-        return _zstd
-    decompress: Callable[[bytes], bytes] = getattr(loaded, function)
-    return decompress
+    if name == "br" and not hasattr(loaded.Decompressor, "can_accept_more_data"):
+        raise DatasetFormatError(
+            f"{where} is compressed with 'br', and brotli {loaded.__version__} cannot bound "
+            f"what it decompresses; `pip install 'brotli>=1.2'` to read it safely."
+        )
+    return _DECOMPRESS[name]
 
 
 def _digest(algorithm: str, data: bytes | memoryview) -> str | None:
@@ -111,7 +169,7 @@ class ShardFile(ChunkFile):
 
     __slots__ = ()
 
-    def __init__(self, path: str, entry: ChunkEntry, data: bytes | None = None) -> None:
+    def __init__(self, path: str, entry: ChunkEntry, data: bytes | bytearray | None = None) -> None:
         self.path = Path(path)
         self.entry = entry
         self._map = None
@@ -186,17 +244,24 @@ class MDSDecoder:
         _check_hashes(stored, hashes, path)
         if not compression:
             return ShardFile(path, entry, stored)
+        expected = entry.extra.get("raw_bytes")
+        if not isinstance(expected, int) or expected < 0:
+            raise ChunkCorruptError(
+                f"Shard {path}: index.json records no valid raw_data size for it "
+                f"({expected!r}), so it cannot be decompressed within a bound. Re-create the "
+                f"dataset with MDSWriter."
+            )
         try:
-            plain = decompressor(compression, path)(stored)
+            plain = decompressor(compression, path)(stored, expected)
         except DatasetFormatError:
             raise
         except Exception as error:
             raise ChunkCorruptError(
-                f"Shard {path} does not decompress with {compression!r} ({error}); it is "
-                f"truncated or corrupt. Re-download or re-create the dataset."
+                f"Shard {path} does not decompress with {compression!r} within the "
+                f"{expected:,} bytes index.json records ({error}); it is truncated, corrupt or "
+                f"a decompression bomb. Re-download or re-create the dataset."
             ) from None
-        expected = entry.extra.get("raw_bytes")
-        if expected is not None and len(plain) != expected:
+        if len(plain) != expected:
             raise ChunkCorruptError(
                 f"Shard {path} decompresses to {len(plain):,} bytes, but index.json records "
                 f"{expected:,}. Re-download or re-create the dataset."

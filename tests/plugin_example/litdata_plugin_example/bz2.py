@@ -5,6 +5,9 @@ from __future__ import annotations
 import bz2
 from typing import ClassVar
 
+#: The most plain bytes asked of the decompressor at a time.
+_STEP = 1 << 20
+
 
 class Bz2Compressor:
     """bz2 compression of whole chunks.
@@ -25,6 +28,18 @@ class Bz2Compressor:
         """One bz2 stream."""
         return bz2.compress(data, self.level)
 
-    def decompress(self, data: bytes | memoryview) -> bytes:
-        """The original bytes."""
-        return bz2.decompress(data)
+    def decompress(self, data: bytes | memoryview, max_size: int) -> bytearray:
+        """The original bytes, a megabyte at a time, refused once past ``max_size``.
+
+        Raises:
+            ValueError: The stream holds more than ``max_size`` bytes, or is truncated.
+        """
+        decompressor = bz2.BZ2Decompressor()
+        out = bytearray(decompressor.decompress(data, _STEP))
+        while not decompressor.eof and len(out) <= max_size:
+            if decompressor.needs_input:
+                raise ValueError("the bz2 stream is truncated")
+            out += decompressor.decompress(b"", _STEP)
+        if len(out) > max_size:
+            raise ValueError(f"the bz2 stream holds more than {max_size:,} bytes")
+        return out
