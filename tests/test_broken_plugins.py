@@ -126,13 +126,13 @@ class Liar:
     name = "liar"
     def __init__(self, level=None): pass
     def compress(self, data): return "not bytes"
-    def decompress(self, data): return bytes(data)
+    def decompress(self, data, max_size): return bytes(data)
 
 class Truncates:
     name = "truncates"
     def __init__(self, level=None): pass
     def compress(self, data): return bytes(data)
-    def decompress(self, data): return bytes(data)[:-3]
+    def decompress(self, data, max_size): return bytes(data)[:-3]
 """
 
 

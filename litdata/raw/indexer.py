@@ -21,9 +21,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from litdata.core import config
 from litdata.core.cache.directory import cache_home, make_folder
+from litdata.core.chunks.framing import framed_limit
 from litdata.core.guards import is_member
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import publish_bytes
+from litdata.plugins.compression.zstd import ZstdCompressor
 
 __all__ = ["INDEX_NAME", "BaseIndexer", "FileIndexer", "FileMetadata", "load_or_build_index"]
 
@@ -157,7 +159,8 @@ def _decode(data: bytes, where: str) -> list[FileMetadata] | None:
     import zstandard
 
     try:
-        raw: Any = json.loads(zstandard.ZstdDecompressor().decompressobj().decompress(data))
+        plain = ZstdCompressor().decompress(data, framed_limit(len(data)))
+        raw: Any = json.loads(plain)
         return [FileMetadata.from_dict(item) for item in raw["files"]]
     except (ValueError, KeyError, TypeError, zstandard.ZstdError) as error:
         logger.warning("ignoring the unreadable raw index %s (%s); listing again", where, error)

@@ -37,6 +37,7 @@ from mds_fixtures import write_shards
 import litdata as ld
 from litdata.core.chunks.checksum import checksum_of
 from litdata.core.chunks.framing import FRAMED_MAGIC
+from litdata.core.errors import SampleDecodeError
 from litdata.core.storage.location import resolve
 
 #: What a bomb inflates to: more than the child may allocate, by far.
@@ -424,3 +425,26 @@ def test_an_mds_shard_bomb_is_refused_at_its_raw_size(codec, tmp_path, record):
     folder, name = _mds(tmp_path / "ds", codec)
     outcome = _read(folder, 0, list(range(4, 8)), tmp_path)
     _refused(outcome, name, [{"text": f"sample {i}"} for i in range(4, 8)], record)
+
+
+# -- leaves and listings -------------------------------------------------------------------------
+@pytest.mark.fault("decompression bomb: a .nii.gz leaf that inflates past its header's size")
+def test_a_nifti_leaf_bomb(tmp_path, record):
+    nibabel = pytest.importorskip("nibabel")
+    import numpy as np
+
+    volume = nibabel.Nifti1Image(np.zeros((4, 4, 4), dtype=np.uint8), np.eye(4))
+    honest = gzip.compress(bytes(volume.to_bytes()))
+    bomb = gzip.compress(bytes(volume.to_bytes()) + bytes(64 << 20))  # 64 MiB past its size
+    (tmp_path / "honest.nii.gz").write_bytes(honest)
+    (tmp_path / "bomb.nii.gz").write_bytes(bomb)
+    samples = [
+        {"scan": ld.Nifti(path=tmp_path / name)} for name in ("honest.nii.gz", "bomb.nii.gz")
+    ]
+    folder = ld.write_dataset(samples, tmp_path / "ds", chunk_size=1)
+    assert ld.StreamingDataset(str(folder))[0]["scan"].shape == (4, 4, 4)
+    record.start()
+    with pytest.raises(SampleDecodeError, match="decompression bomb"):
+        ld.StreamingDataset(str(folder))[1]
+    record.failed()
+    record("SampleDecodeError naming the leaf: inflation stops at the header's volume size")

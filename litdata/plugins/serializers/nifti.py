@@ -6,6 +6,7 @@ nibabel is imported only when a volume is met (``pip install 'litdata[nifti]'``)
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import struct
 import sys
@@ -53,6 +54,56 @@ def _image_file(image: Any) -> tuple[bytes, str]:
     return _image_bytes(image), "nifti:nii"
 
 
+
+#: NIfTI-1 and NIfTI-2 headers: (``bitpix``, ``dim``, ``vox_offset``) as struct formats/offsets.
+_LAYOUTS = {
+    _NIFTI1_HEADER: (("h", 72), ("8h", 40), ("f", 108)),
+    _NIFTI2_HEADER: (("h", 14), ("8q", 16), ("q", 168)),
+}
+
+
+def _volume_size(header: bytes) -> int | None:
+    """A NIfTI file's size from its header (offset of the voxels plus their bytes), if valid."""
+    for order in "<>":
+        if len(header) < _NIFTI1_HEADER:
+            return None
+        (size,) = struct.unpack_from(f"{order}i", header)
+        layout = _LAYOUTS.get(size)
+        if layout is None or len(header) < size:
+            continue
+        (bitpix,), dims, (offset,) = (
+            struct.unpack_from(order + code, header, at) for code, at in layout
+        )
+        rank = dims[0]
+        if not 0 < rank < len(dims) or bitpix <= 0 or offset < 0:
+            return None
+        voxels = 1
+        for extent in dims[1 : rank + 1]:
+            voxels *= max(int(extent), 0)
+        return int(offset) + voxels * int(bitpix) // 8
+    return None
+
+
+def _gunzip(data: bytes) -> bytes:
+    """A ``.nii.gz`` leaf, never inflated past the size its own header states.
+
+    Raises:
+        ValueError: The header is not NIfTI's, or the file inflates past the size it states
+            (a decompression bomb in the dataset).
+    """
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        header = stream.read(_NIFTI2_HEADER)
+        size = _volume_size(header)
+        if size is None:
+            raise ValueError("a .nii.gz leaf does not start with a NIfTI header")
+        volume = header + stream.read(max(0, size - len(header)) + 1)
+    if len(volume) > size:
+        raise ValueError(
+            f"a .nii.gz leaf inflates past the {size:,} bytes its header states: refused as "
+            f"a decompression bomb"
+        )
+    return volume
+
 class NiftiSerializer:
     """``Nifti`` wrappers, nibabel images and ``.nii``/``.nii.gz`` paths."""
 
@@ -98,7 +149,7 @@ class NiftiSerializer:
         """A ``nibabel.Nifti1Image`` (``Nifti2Image`` for NIfTI-2 files)."""
         raw = bytes(data)
         if raw.startswith(_GZIP):
-            raw = gzip.decompress(raw)
+            raw = _gunzip(raw)
         nibabel = _nibabel()
         (header_size,) = struct.unpack_from("<i", raw)
         if header_size not in (_NIFTI1_HEADER, _NIFTI2_HEADER):
