@@ -196,10 +196,11 @@ class SerializerSet:
         return None
 
     def origin(self, name: str) -> str:
-        """Who provides the serializer ``name``, for messages."""
-        if name in self._user:
+        """Who provides the serializer of ``name`` (a ``data_format`` entry), for messages."""
+        key = format_key(name, set(self._user) | set(registries.serializers.names()))
+        if key in self._user:
             return "passed as serializers="
-        return registries.serializers.info(name).origin
+        return registries.serializers.info(key).origin
 
     def provider(self, name: str) -> str | None:
         """The distribution providing the serializer ``name`` when it is not litdata's own."""
