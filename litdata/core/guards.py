@@ -33,11 +33,18 @@ _PART = r"(?!\.\.?(?:/|$))[^/\\\x00-\x1f\x7f]+"
 _MEMBER = re.compile(rf"(?:{_PART}/)*{_PART}")
 
 
-def _refuse(where: str, field: str, value: Any, problem: str) -> DatasetFormatError:
+def _refuse(
+    where: str, field: str, value: Any, problem: str, *, name: bool = False
+) -> DatasetFormatError:
+    what = (
+        "The dataset is malformed or was crafted to reach outside its folder; nothing was "
+        "read or written there."
+        if name
+        else "The index is malformed (or crafted); nothing was read or allocated for it."
+    )
     return DatasetFormatError(
-        f"{where}: {field} is {value!r}, which {problem}. The dataset is malformed or was "
-        f"crafted to reach outside its folder; nothing was read or written there. Re-create "
-        f"the dataset, or restore its index from a backup."
+        f"{where}: {field} is {value!r}, which {problem}. {what} Re-create the dataset, or "
+        f"restore its index from a backup."
     )
 
 
@@ -56,14 +63,15 @@ def check_member(value: Any, *, where: str, field: str, nested: bool = False) ->
             ``nested``).
     """
     if not isinstance(value, str) or not value:
-        raise _refuse(where, field, value, "is not a file name")
+        raise _refuse(where, field, value, "is not a file name", name=True)
     if _FORBIDDEN.search(value):
-        raise _refuse(where, field, value, "holds a backslash, NUL or control character")
+        problem = "holds a backslash, NUL or control character"
+        raise _refuse(where, field, value, problem, name=True)
     parts = value.split("/")
     if len(parts) > 1 and not nested:
-        raise _refuse(where, field, value, "is not a plain file name")
+        raise _refuse(where, field, value, "is not a plain file name", name=True)
     if any(part in ("", ".", "..") for part in parts):
-        raise _refuse(where, field, value, "is not a path inside the dataset's folder")
+        raise _refuse(where, field, value, "is not a path inside the dataset's folder", name=True)
     return value
 
 
@@ -79,7 +87,8 @@ def check_version(value: Any, *, where: str, field: str = "updated_at") -> str:
         DatasetFormatError: It is anything else (a path, ``..``, an empty string...).
     """
     if not isinstance(value, str) or not _VERSION.fullmatch(value):
-        raise _refuse(where, field, value, "is not a version token (letters, digits, '._+-')")
+        problem = "is not a version token (letters, digits, '._+-')"
+        raise _refuse(where, field, value, problem, name=True)
     return value
 
 

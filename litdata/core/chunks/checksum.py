@@ -8,31 +8,32 @@ GIL, so a prefetch thread can check the next chunk while the current one is deco
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import zlib
 from collections.abc import Callable
+from typing import Protocol
 
 import xxhash
 
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.index import ChunkEntry
 
-__all__ = ["ALGORITHM", "checksum_of", "verify_checksum", "verify_file"]
+__all__ = ["ALGORITHM", "checksum_of", "hasher", "verify_checksum", "verify_file"]
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 #: The algorithm new chunks record.
 ALGORITHM = "xxh3"
 
-_HASHES: dict[str, Callable[[Buffer], str]] = {
-    "xxh3": xxhash.xxh3_64_hexdigest,
-    "crc32": lambda data: f"{zlib.crc32(data):08x}",
-}
-
-
 #: Bytes read at a time when a file is checked (:func:`verify_file`).
 FILE_BLOCK = 8 << 20
+
+
+class _Digest(Protocol):
+    def update(self, data: Buffer, /) -> None: ...
+    def hexdigest(self) -> str: ...
 
 
 class _Crc32:
@@ -48,16 +49,33 @@ class _Crc32:
         return f"{self.value:08x}"
 
 
-#: Incremental versions of ``_HASHES`` (same digests).
-_STREAMS: dict[str, Callable[[], xxhash.xxh3_64 | _Crc32]] = {
-    "xxh3": xxhash.xxh3_64,
-    "crc32": _Crc32,
-}
+#: Our names whose hashes are not under their own name in xxhash or hashlib.
+_OURS: dict[str, Callable[[], _Digest]] = {"xxh3": xxhash.xxh3_64, "crc32": _Crc32}
+
+
+def hasher(algorithm: str) -> Callable[[], _Digest] | None:
+    """A new digest for ``algorithm``: ours, xxhash's (``xxh64``...) or hashlib's (``sha1``...).
+
+    Other formats' indexes record these (MosaicML's shards, ``hashes``); any of them is a
+    chunk checksum as good as ours. ``None`` for an algorithm neither library knows.
+    """
+    if algorithm in _OURS:
+        return _OURS[algorithm]
+    if algorithm.startswith("xxh"):
+        found = getattr(xxhash, algorithm, None)
+        return found if isinstance(found, type) else None
+    if algorithm in hashlib.algorithms_available:
+        return lambda: hashlib.new(algorithm)
+    return None
 
 
 def checksum_of(data: Buffer, algorithm: str = ALGORITHM) -> str:
     """The checksum recorded for a chunk file's bytes, e.g. ``"xxh3:9a0f..."``."""
-    return f"{algorithm}:{_HASHES[algorithm](data)}"
+    if algorithm == ALGORITHM:  # what every chunk written here records: the fast path
+        return f"{algorithm}:{xxhash.xxh3_64_hexdigest(data)}"
+    digest = _known(algorithm, "the dataset")()
+    digest.update(data)
+    return f"{algorithm}:{digest.hexdigest()}"
 
 
 def verify_checksum(data: Buffer, entry: ChunkEntry, where: str) -> None:
@@ -87,7 +105,7 @@ def verify_file(path: str | os.PathLike[str], entry: ChunkEntry, where: str) -> 
     if entry.checksum is None:
         return
     algorithm = _algorithm(entry, where)
-    digest = _STREAMS[algorithm]()
+    digest = _known(algorithm, where)()
     block = bytearray(FILE_BLOCK)
     view = memoryview(block)
     with open(path, "rb", buffering=0) as handle:
@@ -98,12 +116,19 @@ def verify_file(path: str | os.PathLike[str], entry: ChunkEntry, where: str) -> 
 
 def _algorithm(entry: ChunkEntry, where: str) -> str:
     algorithm = (entry.checksum or "").partition(":")[0]
-    if algorithm not in _HASHES:
+    _known(algorithm, where)
+    return algorithm
+
+
+def _known(algorithm: str, where: str) -> Callable[[], _Digest]:
+    found = hasher(algorithm)
+    if found is None:
         raise ChunkCorruptError(
             f"{where} records a {algorithm!r} checksum, which this litdata cannot verify "
-            f"(it knows {', '.join(_HASHES)}); upgrade litdata, or pass verify=False."
+            f"(it knows xxh3, crc32, xxhash's and hashlib's algorithms); upgrade litdata, or "
+            f"pass verify=False."
         )
-    return algorithm
+    return found
 
 
 def _compare(actual: str, entry: ChunkEntry, where: str) -> None:

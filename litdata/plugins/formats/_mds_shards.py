@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import hashlib
 import io
 import struct
 from collections.abc import Callable, Iterator, Sequence
@@ -132,29 +131,6 @@ def decompressor(compression: str, where: str) -> Decompress:
     return _DECOMPRESS[name]
 
 
-def _digest(algorithm: str, data: bytes | memoryview) -> str | None:
-    """``algorithm``'s hex digest of ``data`` (hashlib's, or xxhash's ``xxh*``), if known."""
-    if algorithm.startswith("xxh"):
-        import xxhash
-
-        function = getattr(xxhash, algorithm, None)
-        return None if function is None else str(function(data).hexdigest())
-    if algorithm in hashlib.algorithms_available:
-        return hashlib.new(algorithm, data).hexdigest()
-    return None
-
-
-def _check_hashes(data: bytes | memoryview, hashes: dict[str, str], path: str) -> None:
-    """Check the digests MDSWriter recorded (an algorithm neither library knows is skipped)."""
-    for algorithm, expected in hashes.items():
-        actual = _digest(algorithm, data)
-        if actual is not None and actual != expected:
-            raise ChunkCorruptError(
-                f"Shard {path} fails its {algorithm} check (index.json records {expected}, the "
-                f"file hashes to {actual}). Re-download or re-create the dataset."
-            )
-
-
 class ShardFile(ChunkFile):
     """One MDS shard (mapped, or in memory once decompressed), its header checked.
 
@@ -231,19 +207,16 @@ class MDSDecoder:
 
         Raises:
             FileNotFoundError: The shard is missing.
-            ChunkCorruptError: It is truncated, does not decompress, or fails its hashes.
+            ChunkCorruptError: It is truncated or does not decompress (the cache has
+                checked its hashes).
         """
         compression = entry.extra.get("compression")
-        hashes = dict(entry.extra.get("hashes") or {})
-        if not compression and not hashes:
+        if not compression:
             return ShardFile(path, entry)
         try:
             stored = Path(path).read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(f"Shard {path} listed in index.json is missing.") from None
-        _check_hashes(stored, hashes, path)
-        if not compression:
-            return ShardFile(path, entry, stored)
         expected = entry.extra.get("raw_bytes")
         if not isinstance(expected, int) or expected < 0:
             raise ChunkCorruptError(

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from litdata.core.chunks.checksum import hasher
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.core.guards import check_count, check_member
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetConfig, DatasetIndex
@@ -27,6 +28,10 @@ __all__ = ["MDSFormat", "litdata_detect_format"]
 FORMAT_NAME = "mds"
 #: The shard format version MosaicML Streaming writes (and this adapter reads).
 MDS_VERSION = 2
+
+
+#: Mosaic's hash algorithms, fastest first (any other one known to hashlib comes last).
+_SPEED = {"xxh3_64": 0, "xxh64": 1, "xxh3_128": 2, "xxh128": 3, "xxh32": 4, "md5": 5, "sha1": 6}
 
 
 def _is_mds(raw: Any) -> bool:
@@ -102,17 +107,16 @@ def _entry(shard: Mapping[str, Any], position: int, location: Location) -> Chunk
         isinstance(name, str) and isinstance(digest, str) for name, digest in hashes.items()
     ):
         raise _bad(where, f"shards[{position}] has hashes {hashes!r}, not names and digests")
+    # The digest MDSWriter recorded is the shard's checksum, checked as any chunk's is.
+    known = sorted(filter(hasher, hashes), key=lambda name: _SPEED.get(name, len(_SPEED)))
     if compression is not None and not isinstance(compression, str):
         raise _bad(where, f"shards[{position}].compression is {compression!r}")
     return ChunkEntry(
         filename=stored["basename"],
         chunk_size=samples,
         chunk_bytes=stored["bytes"],
-        extra={
-            "compression": compression,
-            "raw_bytes": raw["bytes"],
-            "hashes": dict(hashes),
-        },
+        checksum=f"{known[0]}:{hashes[known[0]]}" if known else None,
+        extra={"compression": compression, "raw_bytes": raw["bytes"]},
     )
 
 

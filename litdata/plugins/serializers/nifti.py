@@ -54,7 +54,6 @@ def _image_file(image: Any) -> tuple[bytes, str]:
     return _image_bytes(image), "nifti:nii"
 
 
-
 #: NIfTI-1 and NIfTI-2 headers: (``bitpix``, ``dim``, ``vox_offset``) as struct formats/offsets.
 _LAYOUTS = {
     _NIFTI1_HEADER: (("h", 72), ("8h", 40), ("f", 108)),
@@ -103,6 +102,7 @@ def _gunzip(data: bytes) -> bytes:
             f"a decompression bomb"
         )
     return volume
+
 
 class NiftiSerializer:
     """``Nifti`` wrappers, nibabel images and ``.nii``/``.nii.gz`` paths."""
