@@ -19,6 +19,8 @@ from hostile import forge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import litdata as ld
+
 #: The most memory one read of a mutated 300-sample dataset may allocate.
 ALLOCATION_BOUND = 64 << 20
 
@@ -105,3 +107,63 @@ def test_a_damaged_chunk(pristine, tmp_path_factory, change, chunk, sealed):
         forge.unsealed(folder)
     _damage(folder / forge.read_index(folder)["chunks"][chunk]["filename"], change)
     _judge(sandbox, folder, cache, expect_right=sealed)
+
+
+#: MDS shard fields a mutation may change (``*``: which shard).
+MDS_FIELDS = [
+    ("shards", "*", "samples"),
+    ("shards", "*", "raw_data", "basename"),
+    ("shards", "*", "raw_data", "bytes"),
+    ("shards", "*", "raw_data", "hashes"),
+    ("shards", "*", "compression"),
+    ("shards", "*", "column_names"),
+    ("shards", "*", "column_encodings"),
+    ("shards", "*", "format"),
+    ("shards", "*", "version"),
+    ("shards", "*", "zip_data"),
+]
+
+
+@st.composite
+def mds_mutations(draw: st.DrawFn) -> list[tuple[tuple[object, ...], object]]:
+    """One or two changes of an MDS index's shard fields."""
+    changes = []
+    for _ in range(draw(st.integers(min_value=1, max_value=2))):
+        field = list(draw(st.sampled_from(MDS_FIELDS)))
+        field[1] = draw(st.integers(min_value=0, max_value=2))
+        changes.append((tuple(field), draw(forge.HOSTILE_VALUES)))
+    return changes
+
+
+@pytest.fixture(scope="module")
+def pristine_mds(tmp_path_factory):
+    """An uncompressed MDS dataset of 12 JSON samples (3 shards) with an xxh64 digest each."""
+    import json
+
+    import xxhash
+    from mds_fixtures import write_shards
+
+    rows = [[json.dumps({"n": i}).encode()] for i in range(12)]
+    folder = write_shards(tmp_path_factory.mktemp("mds") / "ds", {"doc": "json"}, rows)
+    index = json.loads((folder / "index.json").read_text())
+    for shard in index["shards"]:
+        data = (folder / shard["raw_data"]["basename"]).read_bytes()
+        shard["raw_data"]["hashes"] = {"xxh64": xxhash.xxh64_hexdigest(data)}
+    (folder / "index.json").write_text(json.dumps(index))
+    return folder
+
+
+@SETTINGS
+@given(changes=mds_mutations())
+def test_a_mutated_mds_index(pristine_mds, tmp_path_factory, changes):
+    sandbox, folder, cache = _sandbox(pristine_mds, tmp_path_factory.getbasetemp() / "mds")
+    forge.edit_index(folder, lambda index: forge.mutate(index, changes))
+    before = forge.files_outside(sandbox, [folder, cache])
+    try:
+        data = ld.StreamingDataset(str(folder), cache_dir=str(cache))
+        samples = [data[i]["doc"] for i in range(len(data))]
+    except forge.CLEAR_ERRORS:
+        samples = None
+    if samples is not None:
+        assert samples == [{"n": i} for i in range(12)]
+    assert forge.files_outside(sandbox, [folder, cache]) == before

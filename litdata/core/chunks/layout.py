@@ -90,7 +90,12 @@ def read_offsets_in_range(
 
 
 def validate_header(
-    buffer: bytes | memoryview, *, num_items: int, file_size: int, name: str
+    buffer: bytes | memoryview,
+    *,
+    num_items: int,
+    file_size: int,
+    name: str,
+    exact: bool = True,
 ) -> None:
     """Check that a chunk's header agrees with its index entry and its size.
 
@@ -102,6 +107,9 @@ def validate_header(
         num_items: The number of items the index lists for it.
         file_size: The number of bytes the file has.
         name: The file, for error messages.
+        exact: The layout of LitData's chunks (items right after the offsets, the file may
+            hold more after them); ``False``: MosaicML's shards (a config between the offsets
+            and the items, which end exactly at the end of the file).
 
     Raises:
         ChunkCorruptError: The chunk is truncated or its header is inconsistent.
@@ -120,7 +128,9 @@ def validate_header(
         )
     offsets = np.frombuffer(buffer, dtype="<u4", count=num_items + 1, offset=4)
     first, last = int(offsets[0]), int(offsets[-1])
-    if first != needed or last > file_size or last < first:
+    starts = first == needed if exact else first >= needed
+    ends = last <= file_size if exact else last == file_size
+    if not (starts and ends and first <= last):
         raise ChunkCorruptError(
             f"Chunk {name} is corrupt or truncated: its items span bytes {first}..{last} but "
             f"the file has {file_size} bytes. Re-download or re-create the dataset."

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.chunks.file import ChunkFile
-from litdata.core.chunks.layout import header_size, read_offsets_in_range
+from litdata.core.chunks.layout import read_offsets_in_range, validate_header
 from litdata.core.errors import (
     ChunkCorruptError,
     DatasetFormatError,
@@ -150,25 +150,10 @@ class ShardFile(ChunkFile):
         self.entry = entry
         self._map = None
         self.view = memoryview(data) if data is not None else self._mapped()
-        size, needed = len(self.view), header_size(entry.chunk_size)
-        if size < needed:
-            raise ChunkCorruptError(
-                f"Shard {path} is truncated: {size} bytes, but its header alone needs {needed}. "
-                f"Re-download or re-create the dataset."
-            )
-        count, first = struct.unpack_from("<II", self.view)
-        (last,) = struct.unpack_from("<I", self.view, 4 + 4 * entry.chunk_size)
-        if count != entry.chunk_size:
-            raise ChunkCorruptError(
-                f"Shard {path} says it holds {count} samples, but index.json lists "
-                f"{entry.chunk_size}. The shard or the index is corrupt or from another dataset."
-            )
-        if not needed <= first <= last == size:
-            raise ChunkCorruptError(
-                f"Shard {path} is corrupt or truncated: its samples span bytes {first}..{last} "
-                f"but the file has {size} bytes. Re-download or re-create the dataset."
-            )
-
+        size = len(self.view)
+        validate_header(
+            self.view, num_items=entry.chunk_size, file_size=size, name=str(path), exact=False
+        )
 
 class MDSDecoder:
     """Decodes the samples of an MDS dataset into ``{column: value}`` dicts.
