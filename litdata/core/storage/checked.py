@@ -8,10 +8,12 @@ with the URL, reaches the caller. A missing object or a refused permission is ne
 
 Retries are bounded in number (``LITDATA_STORAGE_ATTEMPTS``) and in time: another attempt
 starts only if it can end before the call's deadline, taking as long as the last one did. A
-call has ``LITDATA_STORAGE_TIMEOUT`` seconds (30) after a timeout (a server that accepts and
-never answers is an error within them), and one second more per MiB it moves after any other
-failure (a large transfer cut off half way is tried again). The backends time each request
-out after a third of it without a byte, and never cut a transfer that keeps moving.
+server that times out gets ``LITDATA_STORAGE_TIMEOUT`` seconds (30) from when it was first
+found silent, whichever calls wait on it, so one that accepts and never answers is an error
+within about that time; after any other failure a call has that long from its start plus one
+second per MiB it moves (a large transfer cut off half way is tried again). The backends time
+each request out after a third of it without a byte, and never cut a transfer that keeps
+moving.
 
 While a dataset is opened (:meth:`Storage.probing`), each object's existence and bytes are
 fetched once: every installed format plugin looks at the same ``index.json``, and on object
@@ -71,13 +73,16 @@ class Storage:
         self.name = name
         self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
         self._timeout = config.storage_timeout()
+        #: Since when the server has not answered (a timeout), across calls; ``None`` once a
+        #: call succeeds.
+        self._silent_since: float | None = None
         self._backoff = 0.2
         #: While probing: url -> a downloaded copy (or ``None``: no object there).
         self._probes: dict[str, str | None] | None = None
         self._probe_dir: str | None = None
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_probes": None, "_probe_dir": None}
+        return {**self.__dict__, "_probes": None, "_probe_dir": None, "_silent_since": None}
 
     @contextlib.contextmanager
     def probing(self) -> Iterator[None]:
@@ -120,19 +125,19 @@ class Storage:
         for attempt in range(1, self._attempts + 1):
             began = time.monotonic()
             try:
-                return call()
+                result = call()
             except BaseException as error:  # retrying is the point
                 if not _transient(error):
                     raise
                 now = time.monotonic()
                 delay = self._backoff * 2 ** (attempt - 1) * (0.5 + random.random())  # noqa: S311
-                allowed = self._timeout
-                if not isinstance(error, TimeoutError):
-                    allowed += size / _SLOWEST
-                if attempt == self._attempts or now + delay + (now - began) > started + allowed:
+                deadline = self._deadline(error, started, began, size)
+                if attempt == self._attempts or now + delay + (now - began) > deadline:
+                    silent = self._silent_since
+                    quiet = "" if silent is None else f" (no answer for {now - silent:.1f} s)"
                     raise StorageError(
                         f"{what} {url} failed {attempt} times in {now - started:.1f} s through "
-                        f"the {self.origin} storage backend; last error: "
+                        f"the {self.origin} storage backend{quiet}; last error: "
                         f"{type(error).__name__}: {error}. Is the server reachable and the URL "
                         f"right? (LITDATA_STORAGE_ATTEMPTS={self._attempts} and "
                         f"LITDATA_STORAGE_TIMEOUT={self._timeout:g} s bound the retries.)"
@@ -146,7 +151,24 @@ class Storage:
                     delay,
                 )
                 time.sleep(delay)
+            else:
+                self._silent_since = None
+                return result
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _deadline(self, error: BaseException, started: float, began: float, size: int) -> float:
+        """When the retries of a call that began at ``started`` must have ended.
+
+        After a timeout, ``LITDATA_STORAGE_TIMEOUT`` seconds from when the server was first
+        found silent, by this call or a concurrent one (the chunks fetched in parallel from a
+        frozen server all give up by then); after another failure, from the call's start, plus
+        the time its bytes take at 1 MiB/s.
+        """
+        if isinstance(error, TimeoutError):
+            if self._silent_since is None:
+                self._silent_since = began
+            return min(started, self._silent_since) + self._timeout
+        return started + self._timeout + size / _SLOWEST
 
     def _invalid(self, method: str, problem: str) -> PluginValidationError:
         return PluginValidationError(
