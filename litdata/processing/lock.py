@@ -73,7 +73,10 @@ def _publish(path: str, record: bytes) -> int | None:
     if not unnamed:
         return None
     folder, name = os.path.split(path)
-    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # the caller's own open says why
+        return None
     try:
         descriptor = os.open(".", unnamed | os.O_RDWR, 0o644, dir_fd=directory)
     except OSError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import os
 import socket
 import threading
@@ -112,18 +113,15 @@ def _imported(url: str, options: dict[str, object]) -> None:
     resolve(url, storage_options=options)
 
 
-def _litdata_threads() -> list[str]:
-    return [thread.name for thread in threading.enumerate() if thread.name.startswith("litdata")]
-
-
 @pytest.fixture
 def nothing_left() -> Callable[..., None]:
-    """A check that, within a few seconds, no litdata thread and no new child process (but
+    """A check that, within a few seconds, no new litdata thread and no new child process (but
     the ``stores`` given, whose gates the tests restart) is left."""
-    before = {child.pid for child in psutil.Process().children()}
+    threads_before = set(threading.enumerate())
+    children_before = {child.pid for child in psutil.Process().children()}
 
     def check(*stores: ObjectStore) -> None:
-        servers = before | {
+        servers = children_before | {
             process.pid
             for store in stores
             for process in (store.server.process, store.gate.process)
@@ -131,7 +129,11 @@ def nothing_left() -> Callable[..., None]:
         }
         deadline = time.monotonic() + QUICK + SETUP
         while True:
-            threads = _litdata_threads()
+            threads = [
+                thread.name
+                for thread in threading.enumerate()
+                if thread.name.startswith("litdata") and thread not in threads_before
+            ]
             children = [
                 child.pid
                 for child in psutil.Process().children()
@@ -342,14 +344,15 @@ class Trickle:
 
     Each direction sends at most ``piece`` bytes every ``pause`` seconds: well within the
     per-request read timeout, while a whole transfer takes longer than
-    ``LITDATA_STORAGE_TIMEOUT``.
+    ``LITDATA_STORAGE_TIMEOUT``. With ``cut``, only the first connection is slow, and it is
+    cut off (closed) ``cut`` seconds after it opened; the next ones pass bytes at full speed.
     """
 
-    def __init__(self, upstream: int, piece: int, pause: float) -> None:
-        self._upstream, self._piece, self._pause = upstream, piece, pause
+    def __init__(self, upstream: int, piece: int, pause: float, cut: float | None = None) -> None:
+        self._upstream, self._piece, self._pause, self._cut = upstream, piece, pause, cut
         self._stop = threading.Event()
-        self._pumps: list[threading.Thread] = []
-        self._upstreams: list[socket.socket] = []
+        self._threads: list[threading.Thread] = []
+        self._sockets: list[socket.socket] = []
         self._server = FrozenServer(serve=self._connect)
 
     @property
@@ -359,28 +362,43 @@ class Trickle:
 
     def _connect(self, client: socket.socket) -> None:
         upstream = socket.create_connection(("127.0.0.1", self._upstream))
-        self._upstreams.append(upstream)
+        first = not self._sockets
+        self._sockets.append(upstream)
+        pace = (self._piece, self._pause) if first or self._cut is None else (1 << 20, 0.0)
         for source, target in ((client, upstream), (upstream, client)):
-            pump = threading.Thread(target=self._pump, args=(source, target), daemon=True)
-            pump.start()
-            self._pumps.append(pump)
+            self._start(threading.Thread(target=self._pump, args=(source, target, *pace)))
+        if first and self._cut is not None:
+            self._start(threading.Timer(self._cut, self._close, (client, upstream)))
 
-    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+    def _start(self, thread: threading.Thread) -> None:
+        thread.daemon = True
+        thread.start()
+        self._threads.append(thread)
+
+    def _pump(self, source: socket.socket, target: socket.socket, piece: int, pause: float) -> None:
         with contextlib.suppress(OSError):
-            while not self._stop.is_set() and (data := source.recv(self._piece)):
+            while not self._stop.is_set() and (data := source.recv(piece)):
                 target.sendall(data)
-                time.sleep(self._pause)
+                time.sleep(pause)
         with contextlib.suppress(OSError):
             target.shutdown(socket.SHUT_WR)
+
+    @staticmethod
+    def _close(*connections: socket.socket) -> None:
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
         """Stop passing bytes; close every connection."""
         self._stop.set()
         self._server.close()
-        for upstream in self._upstreams:
-            upstream.close()
-        for pump in self._pumps:
-            pump.join()
+        for connection in self._sockets:
+            connection.close()
+        for thread in self._threads:
+            if isinstance(thread, threading.Timer):
+                thread.cancel()
+            thread.join()
 
 
 @pytest.mark.fault("slow but steady server: a chunk taking longer than the timeout")
@@ -403,3 +421,29 @@ def test_a_slow_but_steady_transfer_is_not_cut(s3_server, tmp_path, record, capl
     assert took > QUICK  # longer than LITDATA_STORAGE_TIMEOUT, in one attempt
     assert "failed" not in caplog.text
     record(f"a {len(expected) // 1024} KiB chunk arrived whole in {took:.1f} s, in one attempt")
+
+
+@pytest.mark.fault("a long transfer cut off half way")
+def test_a_long_transfer_cut_off_half_way_is_tried_again(
+    s3_server, tmp_path, record, monkeypatch, caplog
+):
+    monkeypatch.setenv("LITDATA_STORAGE_TIMEOUT", "1")
+    url = s3_server.url(s3_server.new_bucket(), "big")
+    location = resolve(url, storage_options=s3_server.storage_options)
+    payload = os.urandom(4 << 20)  # 4 MiB: 4 s more than the 1 s timeout for its retries
+    (tmp_path / "big.bin").write_bytes(payload)
+    location.storage.upload(str(tmp_path / "big.bin"), location.join("big.bin"))
+    # The first GET gets 64 KiB every 0.05 s, and is cut after 1.5 s (longer than the timeout).
+    proxy = Trickle(int(s3_server.endpoint.rsplit(":", 1)[1]), 64 << 10, 0.05, cut=1.5)
+    try:
+        options = {**s3_server.storage_options, "endpoint_url": proxy.endpoint}
+        storage = resolve(url, storage_options=options).storage
+        started = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="litdata.core.storage.checked"):
+            storage.download(location.join("big.bin"), str(tmp_path / "copy.bin"), len(payload))
+        took = time.monotonic() - started
+    finally:
+        proxy.close()
+    assert (tmp_path / "copy.bin").read_bytes() == payload
+    assert "retrying" in caplog.text  # the first attempt was cut off, the second one whole
+    record(f"cut off after 1.5 s, tried again: the object arrived whole in {took:.1f} s")
