@@ -23,6 +23,7 @@ __all__ = [
     "ranged_reads_setting",
     "ranks_dir",
     "set_trace_settings",
+    "storage_timeout",
     "trace_settings",
 ]
 
@@ -108,6 +109,18 @@ def integer(name: str, default: int, *, minimum: int | None = None) -> int:
     except ValueError:
         raise ValueError(f"Environment variable {name}={raw!r} is not an integer.") from None
     return value if minimum is None else max(minimum, value)
+
+
+def storage_timeout() -> float:
+    """How long a storage call may wait on a silent server, retries included, in seconds.
+
+    ``LITDATA_STORAGE_TIMEOUT``: 30 by default, at least 1. Storage plugins size their
+    per-request timeouts from it so that at least two attempts fit.
+
+    Raises:
+        ValueError: The variable is set to something that is not an integer.
+    """
+    return float(integer("LITDATA_STORAGE_TIMEOUT", 30, minimum=1))
 
 
 def cache_root() -> Path:

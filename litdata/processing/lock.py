@@ -7,6 +7,13 @@ take over. Object stores have no such primitive: there the file is checked and w
 best-effort, and a lock left by a dead process of this host is recovered; one left by another
 host must be removed by hand (the message says which file).
 
+A second writer always names the first. A new lock file appears with its record in it and
+already locked: it is written and locked unnamed (``O_TMPFILE``), then linked into place.
+Where the filesystem makes no unnamed files (NFS), and when a stale lock is taken over, the
+record is written just after the lock is taken; a writer refused in that instant reads the
+record again (for up to :data:`_SETTLE` seconds) until the file it failed to lock is the one
+at the path and the record names a live process.
+
 A run that dies (``kill -9``), or fails and keeps its partial output for a resume, leaves the
 file behind: it marks the output's other files as leftovers of a litdata run, which the next
 run may clean up or resume. Worker processes forked while the lock is held close their copy of
@@ -33,6 +40,8 @@ LOCK_FILENAME = ".litdata.lock"
 
 #: The descriptors of the locks this process holds (closed in forked children).
 _HELD: set[int] = set()
+#: How long a refused writer waits for the holder's record to name it, in seconds.
+_SETTLE = 2.0
 
 
 def _forget_in_child() -> None:
@@ -54,12 +63,64 @@ def _holder(command: str) -> dict[str, Any]:
     }
 
 
+def _publish(path: str, record: bytes) -> int | None:
+    """A new lock file at ``path``, locked, with ``record`` in it from its first instant.
+
+    Returns its descriptor; ``None`` when a file is already there, or the filesystem makes no
+    unnamed files (``O_TMPFILE``: not on NFS, nor outside Linux).
+    """
+    unnamed = getattr(os, "O_TMPFILE", 0)
+    if not unnamed:
+        return None
+    folder, name = os.path.split(path)
+    try:
+        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # the caller's own open says why
+        return None
+    try:
+        descriptor = os.open(".", unnamed | os.O_RDWR, 0o644, dir_fd=directory)
+    except OSError:
+        os.close(directory)
+        return None
+    try:
+        os.pwrite(descriptor, record, 0)
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody else can see it yet
+        # linkat(AT_SYMLINK_FOLLOW): a directory descriptor makes os.link follow /proc's link
+        os.link(f"/proc/self/fd/{descriptor}", name, dst_dir_fd=directory)
+    except OSError:  # a lock file is there already (or no /proc to link from)
+        os.close(descriptor)
+        return None
+    finally:
+        os.close(directory)
+    return descriptor
+
+
+def _at(path: str, descriptor: int) -> bool:
+    """Whether the file open as ``descriptor`` is the one at ``path``."""
+    try:
+        return os.stat(path).st_ino == os.fstat(descriptor).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _alive(holder: dict[str, Any]) -> bool:
+    """Whether a lock record names a process that runs (or may: one of another host)."""
+    pid, host = holder.get("pid"), holder.get("host")
+    if not isinstance(pid, int) or not isinstance(host, str):
+        return False
+    return host != socket.gethostname() or running(pid)
+
+
 def _describe(holder: dict[str, Any]) -> str:
-    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(holder.get("since", 0))))
-    return (
-        f"{holder.get('command', 'a litdata run')} (PID {holder.get('pid')} on host "
-        f"{holder.get('host')}, since {since})"
-    )
+    """The holder a lock record names, for messages (the record may come from anyone)."""
+    pid, host, since = holder.get("pid"), holder.get("host"), holder.get("since")
+    if pid is None and host is None:
+        return "a writer whose lock record is empty or unreadable"
+    when = ""
+    if isinstance(since, int | float) and not isinstance(since, bool):
+        with contextlib.suppress(OverflowError, OSError, ValueError):
+            when = f", since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(since))}"
+    return f"{holder.get('command', 'a litdata run')} (PID {pid} on host {host}{when})"
 
 
 class OutputLock:
@@ -97,20 +158,28 @@ class OutputLock:
         )
 
     def _acquire_local(self, path: str) -> None:
+        record = json.dumps(_holder(self.command)).encode()
+        settled = time.monotonic() + _SETTLE
         while True:
+            descriptor = _publish(path, record)
+            if descriptor is not None:
+                break
             descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = self._read_local(descriptor)
+                holder, current = self._read_local(descriptor), _at(path, descriptor)
                 os.close(descriptor)
-                raise self._refuse(holder, path) from None
-            if os.path.exists(path) and os.stat(path).st_ino == os.fstat(descriptor).st_ino:
+                if (current and _alive(holder)) or time.monotonic() > settled:
+                    raise self._refuse(holder, path) from None
+                time.sleep(0.005)  # the holder is writing its record, or replacing the file
+                continue
+            if _at(path, descriptor):
+                self.found_stale = os.fstat(descriptor).st_size > 0
+                os.ftruncate(descriptor, 0)
+                os.pwrite(descriptor, record, 0)
                 break
             os.close(descriptor)  # another writer removed the file meanwhile: take the new one
-        self.found_stale = os.fstat(descriptor).st_size > 0
-        os.ftruncate(descriptor, 0)
-        os.pwrite(descriptor, json.dumps(_holder(self.command)).encode(), 0)
         self._descriptor = descriptor
         _HELD.add(descriptor)
 
@@ -146,9 +215,10 @@ class OutputLock:
         if local is not None:
             if self._descriptor is None:
                 return
-            if not keep_marker:
+            path = os.path.join(local, LOCK_FILENAME)
+            if not keep_marker and _at(path, self._descriptor):
                 with contextlib.suppress(FileNotFoundError):
-                    os.remove(os.path.join(local, LOCK_FILENAME))
+                    os.remove(path)
             _HELD.discard(self._descriptor)
             os.close(self._descriptor)
             self._descriptor = None

@@ -25,6 +25,28 @@ ld.optimize(fns.slow_record, range(2000), sys.argv[1], chunk_size=10, num_worker
 """
 
 
+#: The driver, and a signal that lands while its first worker is being forked: it is sent from
+#: an at-fork hook, and taken (as a signal from outside usually is, the driver holding it while
+#: it forks) by another thread. CPython runs a Python signal handler at the driver's next
+#: bytecode, and one that raises inside an at-fork hook is printed and dropped.
+SIGNAL_WHILE_FORKING = """
+import os, sys, threading, time
+import fns
+import litdata as ld
+signum = int(sys.argv[2])
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+sent = []
+def while_forking():
+    if not sent:
+        sent.append(signum)
+        os.kill(os.getpid(), signum)
+        time.sleep(0.1)  # the other thread takes it meanwhile; its handler runs right here
+os.register_at_fork(after_in_parent=while_forking)
+ld.optimize(fns.slow_record, range(400), sys.argv[1], chunk_size=10, num_workers=2,
+            verbose=False)
+"""
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -114,3 +136,29 @@ def test_an_interrupted_driver_cleans_up(tmp_path, record, signum):
     assert not list(output.glob("chunk-*"))
     assert not (output / ".litdata.lock").exists()
     record(f"exit status {code}; workers stopped, partial output and lock removed")
+
+
+@pytest.mark.fault("the optimize driver interrupted while it forks its workers")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_workers_are_forked_is_not_lost(tmp_path, record, signum):
+    record.fault += f" ({signal.Signals(signum).name})"
+    output = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    record.start()
+    driver = subprocess.run(
+        [sys.executable, "-c", SIGNAL_WHILE_FORKING, str(output), str(int(signum))],
+        env=env,
+        start_new_session=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    record.failed()
+    expected = -signal.SIGINT if signum == signal.SIGINT else 128 + signal.SIGTERM
+    assert driver.returncode == expected, driver.stderr[-2000:]
+    assert "Exception ignored" not in driver.stderr
+    assert not (output / "index.json").exists()
+    assert not list(output.glob("chunk-*"))
+    assert not (output / ".litdata.lock").exists()
+    record(f"exit status {driver.returncode} once the workers are forked; output and lock removed")

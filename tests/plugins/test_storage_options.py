@@ -22,7 +22,7 @@ from litdata.plugins.storage.s3 import s3fs_options
 
 DEFAULT_CONFIG = {
     "connect_timeout": 5,
-    "read_timeout": 30,
+    "read_timeout": 10,
     "retries": {"total_max_attempts": 1, "mode": "standard"},
 }
 
@@ -70,6 +70,17 @@ def test_a_botocore_config_overrides_the_defaults():
         "signature_version": UNSIGNED,
         "retries": {"max_attempts": 3},
     }
+
+
+def test_the_request_timeouts_are_a_third_of_the_storage_timeout(monkeypatch):
+    monkeypatch.setenv("LITDATA_STORAGE_TIMEOUT", "6")
+    given = s3fs_options({}, {})["config_kwargs"]
+    assert (given["connect_timeout"], given["read_timeout"]) == (2, 2)
+    timeout = gcsfs_options({})["requests_timeout"]
+    assert (timeout.sock_connect, timeout.sock_read, timeout.total) == (2, 2, None)
+    monkeypatch.setenv("LITDATA_STORAGE_TIMEOUT", "60")
+    given = s3fs_options({}, {})["config_kwargs"]
+    assert (given["connect_timeout"], given["read_timeout"]) == (5, 20)
 
 
 def test_session_options_are_boto3_session_arguments():

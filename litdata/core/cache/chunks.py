@@ -295,7 +295,7 @@ class ChunkCache:
         """Download a remote chunk as stored into ``scratch``; returns its URL."""
         url = self.location.join(entry.filename)
         try:
-            self.location.storage.download(url, str(scratch))
+            self.location.storage.download(url, str(scratch), entry.chunk_bytes)
         except FileNotFoundError:
             raise _missing(url) from None
         return url

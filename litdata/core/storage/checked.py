@@ -6,6 +6,15 @@ error naming the plugin and its distribution; and transient failures (connection
 timeouts, throttling, 5xx) are retried with exponential backoff and jitter before the error,
 with the URL, reaches the caller. A missing object or a refused permission is never retried.
 
+Retries are bounded in number (``LITDATA_STORAGE_ATTEMPTS``) and in time: another attempt
+starts only if it can end before the call's deadline, taking as long as the last one did. A
+server that times out gets ``LITDATA_STORAGE_TIMEOUT`` seconds (30) from when it was first
+found silent, whichever calls wait on it, so one that accepts and never answers is an error
+within about that time; after any other failure a call has that long from its start plus one
+second per MiB it moves (a large transfer cut off half way is tried again). The backends time
+each request out after a third of it without a byte, and never cut a transfer that keeps
+moving.
+
 While a dataset is opened (:meth:`Storage.probing`), each object's existence and bytes are
 fetched once: every installed format plugin looks at the same ``index.json``, and on object
 storage each look would otherwise be a request.
@@ -39,6 +48,8 @@ T = TypeVar("T")
 _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 #: A full local disk (while downloading) is not transient either.
 _FULL = (errno.ENOSPC, errno.EDQUOT)
+#: The slowest transfer a call's deadline allows for, in bytes per second (1 MiB/s).
+_SLOWEST = float(1 << 20)
 
 
 def _transient(error: BaseException) -> bool:
@@ -61,13 +72,17 @@ class Storage:
         self.backend = backend
         self.name = name
         self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
+        self._timeout = config.storage_timeout()
+        #: Since when the server has not answered (a timeout), across calls; ``None`` once a
+        #: call succeeds.
+        self._silent_since: float | None = None
         self._backoff = 0.2
         #: While probing: url -> a downloaded copy (or ``None``: no object there).
         self._probes: dict[str, str | None] | None = None
         self._probe_dir: str | None = None
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_probes": None, "_probe_dir": None}
+        return {**self.__dict__, "_probes": None, "_probe_dir": None, "_silent_since": None}
 
     @contextlib.contextmanager
     def probing(self) -> Iterator[None]:
@@ -97,20 +112,36 @@ class Storage:
         """Whether the backend reads byte ranges."""
         return isinstance(self.backend, RangedStorage)
 
-    def _call(self, what: str, url: str, call: Callable[[], T]) -> T:
+    def _call(self, what: str, url: str, call: Callable[[], T], size: int = 0) -> T:
+        """``call()``, retried while it fails transiently and another attempt fits in time.
+
+        Args:
+            what: The action, for messages (``"Downloading"``).
+            url: The object, for messages.
+            call: One attempt.
+            size: The bytes the call moves (0 when unknown or small), for its deadline.
+        """
+        started = time.monotonic()
         for attempt in range(1, self._attempts + 1):
+            began = time.monotonic()
             try:
-                return call()
-            except BaseException as error:  # noqa: PERF203  # retrying is the point
-                if not _transient(error) or attempt == self._attempts:
-                    if _transient(error):
-                        raise StorageError(
-                            f"{what} {url} failed {attempt} times through the {self.origin} "
-                            f"storage backend; last error: {type(error).__name__}: {error}. "
-                            f"Is the server reachable and the URL right?"
-                        ) from error
+                result = call()
+            except BaseException as error:  # retrying is the point
+                if not _transient(error):
                     raise
+                now = time.monotonic()
                 delay = self._backoff * 2 ** (attempt - 1) * (0.5 + random.random())  # noqa: S311
+                deadline = self._deadline(error, started, began, size)
+                if attempt == self._attempts or now + delay + (now - began) > deadline:
+                    silent = self._silent_since
+                    quiet = "" if silent is None else f" (no answer for {now - silent:.1f} s)"
+                    raise StorageError(
+                        f"{what} {url} failed {attempt} times in {now - started:.1f} s through "
+                        f"the {self.origin} storage backend{quiet}; last error: "
+                        f"{type(error).__name__}: {error}. Is the server reachable and the URL "
+                        f"right? (LITDATA_STORAGE_ATTEMPTS={self._attempts} and "
+                        f"LITDATA_STORAGE_TIMEOUT={self._timeout:g} s bound the retries.)"
+                    ) from error
                 logger.warning(
                     "%s %s failed (%s: %s); retrying in %.1f s",
                     what,
@@ -120,7 +151,24 @@ class Storage:
                     delay,
                 )
                 time.sleep(delay)
+            else:
+                self._silent_since = None
+                return result
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _deadline(self, error: BaseException, started: float, began: float, size: int) -> float:
+        """When the retries of a call that began at ``started`` must have ended.
+
+        After a timeout, ``LITDATA_STORAGE_TIMEOUT`` seconds from when the server was first
+        found silent, by this call or a concurrent one (the chunks fetched in parallel from a
+        frozen server all give up by then); after another failure, from the call's start, plus
+        the time its bytes take at 1 MiB/s.
+        """
+        if isinstance(error, TimeoutError):
+            if self._silent_since is None:
+                self._silent_since = began
+            return min(started, self._silent_since) + self._timeout
+        return started + self._timeout + size / _SLOWEST
 
     def _invalid(self, method: str, problem: str) -> PluginValidationError:
         return PluginValidationError(
@@ -129,8 +177,14 @@ class Storage:
         )
 
     # -- the protocol ----------------------------------------------------------------------
-    def download(self, url: str, local_path: str) -> None:
+    def download(self, url: str, local_path: str, size: int | None = None) -> None:
         """Download the object at ``url`` into the new file ``local_path``.
+
+        Args:
+            url: The object.
+            local_path: The file to create.
+            size: The object's expected size in bytes, if known: a larger object is given
+                more time before the retries give up.
 
         Raises:
             FileNotFoundError: No object at ``url``.
@@ -142,7 +196,7 @@ class Storage:
                     self._probe_dir = tempfile.mkdtemp(prefix="litdata-probe-")
                 fresh = os.path.join(self._probe_dir, str(len(self._probes)))
                 try:
-                    self._download(url, fresh)
+                    self._download(url, fresh, size)
                 except FileNotFoundError:
                     self._probes[url] = None
                     raise
@@ -152,16 +206,19 @@ class Storage:
                 raise FileNotFoundError(f"No object at {url}.")
             shutil.copyfile(kept, local_path)
             return
-        self._download(url, local_path)
+        self._download(url, local_path, size)
 
-    def _download(self, url: str, local_path: str) -> None:
-        self._call("Downloading", url, lambda: self.backend.download(url, local_path))
+    def _download(self, url: str, local_path: str, size: int | None) -> None:
+        self._call(
+            "Downloading", url, lambda: self.backend.download(url, local_path), max(0, size or 0)
+        )
         if not os.path.isfile(local_path):
             raise self._invalid("download", f"left no file at {local_path} for {url}")
 
     def upload(self, local_path: str, url: str) -> None:
         """Upload ``local_path`` as the object ``url``."""
-        self._call("Uploading to", url, lambda: self.backend.upload(local_path, url))
+        size = os.path.getsize(local_path) if os.path.isfile(local_path) else 0
+        self._call("Uploading to", url, lambda: self.backend.upload(local_path, url), size)
 
     def exists(self, url: str) -> bool:
         """Whether an object exists at ``url``."""
@@ -193,7 +250,9 @@ class Storage:
         if not isinstance(self.backend, RangedStorage):
             raise TypeError(f"The storage backend {self.origin} does not read byte ranges.")
         backend = self.backend
-        data = self._call("Reading", url, lambda: backend.read_range(url, start, end))
+        data = self._call(
+            "Reading", url, lambda: backend.read_range(url, start, end), max(0, end - start)
+        )
         if not isinstance(data, bytes | bytearray) or len(data) != end - start:
             size = len(data) if isinstance(data, bytes | bytearray) else type(data).__name__
             raise self._invalid(

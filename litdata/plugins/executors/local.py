@@ -284,6 +284,9 @@ class _Collector:
 _HELD = (
     {signal.SIGINT, signal.SIGTERM} if hasattr(signal, "pthread_sigmask") else set[signal.Signals]()
 )
+#: The driver's own handlers of the held signals while workers are forked (a worker forked
+#: then puts the driver's ``SIGINT`` handler back, as it would have had it).
+_DRIVER_HANDLERS: dict[int, Any] = {}
 
 
 @contextlib.contextmanager
@@ -297,15 +300,34 @@ def _signals_held(start_method: str) -> Iterator[None]:
     ``_worker_main`` has put the worker's own handling in place. Spawned workers (and a fork
     server, which would keep the mask for later users) start without the driver's handlers:
     nothing is held for them.
+
+    The driver itself only notes them meanwhile, and acts on them once the workers are
+    forked: another of its threads may take the signal (blocked in this one), and CPython runs
+    the handler at this thread's next bytecode, maybe inside an ``os.register_at_fork`` hook,
+    which drops what it raises: Ctrl-C then did nothing, and the run went on.
     """
     if not _HELD or start_method != "fork":
         yield
         return
+    noted: list[int] = []
+    replaced: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():  # where handlers are set
+        for signum in _HELD:
+            handler = signal.getsignal(signum)
+            if handler is not None:  # None: set outside Python, cannot be put back
+                replaced[signum] = handler
+                signal.signal(signum, lambda number, frame: noted.append(number))
+    _DRIVER_HANDLERS.update(replaced)
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # what this thread held: noted
+        for number, handler in replaced.items():
+            signal.signal(number, handler)
+            del _DRIVER_HANDLERS[number]
+        for number in dict.fromkeys(noted):
+            signal.raise_signal(number)  # the driver's own handler, here and now
 
 
 def _take_over_signals() -> None:
@@ -314,6 +336,8 @@ def _take_over_signals() -> None:
     The driver's handler, forked with the worker, must not run here.
     """
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if signal.SIGINT in _DRIVER_HANDLERS:  # forked while the driver noted signals
+        signal.signal(signal.SIGINT, _DRIVER_HANDLERS[signal.SIGINT])
     if _HELD:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
 

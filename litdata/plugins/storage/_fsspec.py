@@ -19,6 +19,8 @@ import shutil
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from litdata.plugins.storage._network import upload_timeout
+
 __all__ = ["FsspecStorage", "MissingBucketError"]
 
 
@@ -152,13 +154,22 @@ class FsspecStorage:
     def upload(self, local_path: str, url: str) -> None:
         """Put ``local_path`` as the object (one request, or a multipart upload).
 
+        An asynchronous (HTTP) filesystem's upload is cut off once it took as long as
+        :func:`~litdata.plugins.storage._network.upload_timeout` allows for its size.
+
         Raises:
             FileNotFoundError: There is no file ``local_path``, or no bucket for ``url``.
         """
         if not os.path.isfile(local_path):
             raise FileNotFoundError(f"No file {local_path} to upload to {url}.")
+        from fsspec.asyn import AsyncFileSystem
+
+        fs = self.fs
+        bound: dict[str, Any] = {}
+        if isinstance(fs, AsyncFileSystem):  # HTTP: no write timeout (see _network)
+            bound["timeout"] = upload_timeout(os.path.getsize(local_path))
         with self._errors(url):
-            self.fs.put_file(local_path, self.path(url))
+            fs.put_file(local_path, self.path(url), **bound)
 
     def exists(self, url: str) -> bool:
         """Whether an object is at ``url``.

@@ -12,9 +12,11 @@ then tries ``DefaultAzureCredential``.
 
 Timeouts: adlfs does not pass client settings to the Azure SDK, whose defaults retry a refused
 connection for over a minute (15 s and more between tries). So this plugin's filesystem builds
-adlfs's blob service client again with 5 s to connect, 30 s between bytes read, and no retry
-of its own: the core retries what is transient, with backoff (``LITDATA_STORAGE_ATTEMPTS``),
-so a dead server is an error within seconds.
+adlfs's blob service client again with 5 s to connect, a third of ``LITDATA_STORAGE_TIMEOUT``
+(10 s of 30) for each next byte, and no retry of its own; an upload takes at most as long as
+its bytes take at 1 Mbit/s. The core retries what is transient, with backoff,
+``LITDATA_STORAGE_ATTEMPTS`` times within ``LITDATA_STORAGE_TIMEOUT``, so a server that is
+down or never answers is an error naming the URL within 30 s.
 """
 
 from __future__ import annotations
@@ -25,21 +27,25 @@ from urllib.parse import urlparse
 
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
-from litdata.plugins.storage._network import network_error, status_error
+from litdata.plugins.storage._network import network_error, request_timeouts, status_error
 
 adlfs = require("adlfs", extra="azure", purpose="The az/azure/abfs storage backend")
 
 __all__ = ["AbfsStorage", "AzStorage", "AzureStorage", "adlfs_options"]
 
-#: Azure SDK client settings: short timeouts, no retries (the core retries).
-_CLIENT_SETTINGS: dict[str, Any] = {"connection_timeout": 5, "read_timeout": 30, "retry_total": 0}
-
 
 def _connect(self: Any) -> None:
-    """Connect as adlfs does, then make its client again with :data:`_CLIENT_SETTINGS`."""
+    """Connect as adlfs does, then make its client again: short timeouts, no retries."""
     adlfs.AzureBlobFileSystem.do_connect(self)
     client = self.service_client
-    self.service_client = type(client)(client.url, credential=client.credential, **_CLIENT_SETTINGS)
+    connect, read = request_timeouts()
+    self.service_client = type(client)(
+        client.url,
+        credential=client.credential,
+        connection_timeout=connect,
+        read_timeout=read,
+        retry_total=0,
+    )
 
 
 _FileSystem = type("AzureBlobFileSystem", (adlfs.AzureBlobFileSystem,), {"do_connect": _connect})

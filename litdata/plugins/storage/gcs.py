@@ -16,9 +16,12 @@ buckets) unless the variable is set to true, in which case it uses what gcsfs ch
 for zonal (Rapid) buckets. The classic filesystem also opens no gRPC channels, which do not
 survive the fork of a DataLoader worker.
 
-Timeouts and retries: 5 s to connect, 30 s between bytes read, and gcsfs tries each request
-once (instead of six times, with up to 32 s between): the core retries what is transient,
-with backoff (``LITDATA_STORAGE_ATTEMPTS``), so a dead server is an error within seconds.
+Timeouts and retries: each request waits 5 s to connect and a third of
+``LITDATA_STORAGE_TIMEOUT`` (10 s of 30) for each next byte, an upload at most as long as its
+bytes take at 1 Mbit/s, and gcsfs tries each request once (instead of six times, with up to
+32 s between): the core retries what is transient, with backoff,
+``LITDATA_STORAGE_ATTEMPTS`` times within ``LITDATA_STORAGE_TIMEOUT``, so a server that is
+down or never answers is an error naming the URL within 30 s.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, ClassVar
 
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
-from litdata.plugins.storage._network import network_error, status_error
+from litdata.plugins.storage._network import network_error, request_timeouts, status_error
 
 gcsfs = require("gcsfs", extra="gcs", purpose="The gs/gcs storage backend")
 
@@ -81,8 +84,9 @@ def gcsfs_options(storage_options: Mapping[str, Any]) -> dict[str, Any]:
             if name in options:
                 raise ValueError(f"The GCS setting {name!r} is given twice; keep one.")
             options[name] = value
+    connect, read = request_timeouts()
     options.setdefault(
-        "requests_timeout", aiohttp.ClientTimeout(total=None, sock_connect=5, sock_read=30)
+        "requests_timeout", aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read)
     )
     return options
 

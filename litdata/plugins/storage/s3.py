@@ -22,10 +22,13 @@ The uppercase spellings in LitData's README (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET
 credentials. Anything left unset comes from where botocore looks: ``AWS_*`` environment
 variables (``AWS_ENDPOINT_URL`` included), ``~/.aws`` files, instance roles.
 
-Timeouts and retries: 5 s to connect, 30 s between bytes read, and each request is tried once
-(botocore's and s3fs's retry loops are off): the core retries what is transient, with backoff
-(``LITDATA_STORAGE_ATTEMPTS``), so a dead server is an error within seconds. A botocore
-``config`` given in ``storage_options`` overrides these settings.
+Timeouts and retries: each request waits 5 s to connect and a third of
+``LITDATA_STORAGE_TIMEOUT`` (10 s of 30) for each next byte, an upload at most as long as its
+bytes take at 1 Mbit/s, and each request is tried once (botocore's and s3fs's retry loops are
+off): the core retries what is transient, with backoff, ``LITDATA_STORAGE_ATTEMPTS`` times
+within ``LITDATA_STORAGE_TIMEOUT``, so a server that is down or never answers is an error
+naming the URL within 30 s. A botocore ``config`` given in ``storage_options`` overrides
+these settings.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from typing import Any, ClassVar
 
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
-from litdata.plugins.storage._network import network_error
+from litdata.plugins.storage._network import network_error, request_timeouts
 
 s3fs = require("s3fs", extra="s3", purpose="The s3 storage backend")
 
@@ -63,12 +66,18 @@ _SESSION = {
     "aws_secret_access_key": "secret",
     "aws_session_token": "token",
 }
-#: botocore settings unless the user's ``config`` says otherwise.
-_CONFIG_DEFAULTS: dict[str, Any] = {
-    "connect_timeout": 5,
-    "read_timeout": 30,
-    "retries": {"total_max_attempts": 1, "mode": "standard"},
-}
+
+
+def _config_defaults() -> dict[str, Any]:
+    """The botocore settings, unless the user's ``config`` says otherwise."""
+    connect, read = request_timeouts()
+    return {
+        "connect_timeout": connect,
+        "read_timeout": read,
+        "retries": {"total_max_attempts": 1, "mode": "standard"},
+    }
+
+
 #: s3fs with its own retry loop off (as botocore's is): the core retries.
 _FileSystem = type("S3FileSystem", (s3fs.S3FileSystem,), {"retries": 1})
 #: ``get_file`` in one streamed GET (s3fs >= 2024.12 splits large objects into concurrent
@@ -161,7 +170,7 @@ def s3fs_options(
     return {
         **sections["top"],
         "client_kwargs": sections["client"],
-        "config_kwargs": {**_CONFIG_DEFAULTS, **sections["config"]},
+        "config_kwargs": {**_config_defaults(), **sections["config"]},
     }
 
 
