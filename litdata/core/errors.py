@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "ChunkCorruptError",
+    "ChunkMissingError",
     "ChunkWaitTimeoutError",
     "DatasetExistsError",
     "DatasetFormatError",
@@ -119,6 +120,13 @@ class ChunkWaitTimeoutError(LitdataError, FileNotFoundError, TimeoutError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class ChunkMissingError(DatasetFormatError, FileNotFoundError):
+    """A chunk (or shard) the index lists is not there: the dataset is incomplete.
+
+    Also a ``FileNotFoundError``, which callers of earlier versions caught.
+    """
 
 
 class DecryptionError(DatasetFormatError):

@@ -409,5 +409,20 @@ def _write_all(samples: Iterable[Any], writer: ChunkWriter, location: Location) 
 
 
 def _remove_written(writer: ChunkWriter, location: Location) -> None:
-    for name in [chunk.filename for chunk in writer.chunks] + writer.closing_files:
-        location.storage.delete(location.join(name))
+    """Remove what a failed write left, best-effort: the write's own error is what matters.
+
+    A storage that fails a removal (the server that failed the write, most likely) is not
+    asked again; what is left is logged.
+    """
+    names = [chunk.filename for chunk in writer.chunks] + writer.closing_files
+    for position, name in enumerate(names):
+        try:
+            location.storage.delete(location.join(name))
+        except OSError as error:  # noqa: PERF203  # StorageError included; a few files
+            logger.warning(
+                "could not remove %s after the failed write (%s); left behind: %s",
+                location.join(name),
+                error,
+                ", ".join(names[position:]),
+            )
+            return

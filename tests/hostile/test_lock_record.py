@@ -166,7 +166,7 @@ def test_a_writer_refused_before_the_record_is_written_waits_for_it(
     if delay < 1:
         assert record.seconds >= delay * 0.8  # it waited for the record
     else:
-        assert 1.5 < record.seconds < 4  # for a bounded while, then says what it read
+        assert 1.5 < record.seconds < 15  # for a bounded while, then says what it read
         assert f"PID {holder.pid}" not in str(refused.value)
     holder_named = str(refused.value).split(" is being written by ", 1)[1].split(": ")[0]
     record(f"refused after {record.seconds:.1f} s naming {holder_named}")

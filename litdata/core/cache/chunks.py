@@ -26,7 +26,7 @@ from litdata.core.chunks import checksum
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.codecs import create_compressor, decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
-from litdata.core.errors import ChunkCorruptError, ChunkWaitTimeoutError
+from litdata.core.errors import ChunkCorruptError, ChunkMissingError, ChunkWaitTimeoutError
 from litdata.core.guards import inside
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.protocols import Compressor
@@ -45,8 +45,8 @@ WAIT_SECONDS = 120.0
 _POLL_SECONDS = 0.02
 
 
-def _missing(where: str) -> FileNotFoundError:
-    return FileNotFoundError(
+def _missing(where: str) -> ChunkMissingError:
+    return ChunkMissingError(
         f"Chunk {where} listed in index.json is missing. The dataset is incomplete or was "
         f"changed under the reader; re-create or re-copy it."
     )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from litdata.core.chunks.layout import validate_header
+from litdata.core.errors import ChunkMissingError
 from litdata.core.index import ChunkEntry
 
 __all__ = ["ChunkFile"]
@@ -57,7 +58,7 @@ class ChunkFile:
         try:
             stored = Path(path).read_bytes()
         except FileNotFoundError:
-            raise FileNotFoundError(f"Chunk {path} listed in index.json is missing.") from None
+            raise ChunkMissingError(f"Chunk {path} listed in index.json is missing.") from None
         return cls(path, entry, decrypt(stored))
 
     def _mapped(self) -> memoryview:
@@ -67,7 +68,7 @@ class ChunkFile:
                 if size:
                     self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:
-            raise FileNotFoundError(
+            raise ChunkMissingError(
                 f"Chunk {self.path} listed in index.json is missing. The dataset is incomplete; "
                 f"re-create or re-copy it."
             ) from None

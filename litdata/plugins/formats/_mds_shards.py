@@ -23,6 +23,7 @@ from litdata.core.chunks.file import ChunkFile
 from litdata.core.chunks.layout import read_offsets_in_range, validate_header
 from litdata.core.errors import (
     ChunkCorruptError,
+    ChunkMissingError,
     DatasetFormatError,
     LitdataError,
     SampleDecodeError,
@@ -201,7 +202,7 @@ class MDSDecoder:
         try:
             stored = Path(path).read_bytes()
         except FileNotFoundError:
-            raise FileNotFoundError(f"Shard {path} listed in index.json is missing.") from None
+            raise ChunkMissingError(f"Shard {path} listed in index.json is missing.") from None
         expected = entry.extra.get("raw_bytes")
         if not isinstance(expected, int) or expected < 0:
             raise ChunkCorruptError(
