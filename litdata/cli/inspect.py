@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from litdata.core.errors import LitdataError
-from litdata.core.index import DatasetIndex
+from litdata.core.protocols import ForeignFormat
 from litdata.core.reader import DatasetReader
 from litdata.core.source import Dataset, open_dataset
+from litdata.core.units import format_size
 
 __all__ = ["add_parser", "describe", "run"]
 
@@ -55,7 +56,10 @@ def describe(value: Any) -> str:
     return f"{kind} {_short(repr(value), _MAX_TEXT)}"
 
 
-def _written_by(index: DatasetIndex) -> str:
+def _written_by(dataset: Dataset) -> str:
+    index = dataset.index
+    if isinstance(dataset.format, ForeignFormat):
+        return f"{dataset.format.written_by} (read as it is, no checksums)"
     if index.format_version is None:
         return "LitData (no litdata format version, no checksums)"
     needs = {kind: sorted(names) for kind, names in index.plugins.items() if names}
@@ -74,19 +78,26 @@ def _summary(dataset: Dataset) -> list[tuple[str, str]]:
         else "-"
     )
     encryption = config.encryption or {}
+    foreign = isinstance(dataset.format, ForeignFormat)
+    codecs = {chunk.extra.get("compression") for chunk in index.chunks}
+    per_chunk = sorted(codec for codec in codecs if isinstance(codec, str))
+    compression = config.compression or (
+        f"{', '.join(per_chunk)} (per chunk)" if per_chunk else "none"
+    )
+    as_stored = "as stored" if foreign else "uncompressed"
     return [
         ("location", dataset.location.url),
         ("format", getattr(dataset.format, "name", type(dataset.format).__name__)),
         ("items", f"{index.num_items:,}"),
         ("chunks", f"{len(index.chunks):,} (target {target} each)"),
-        ("bytes", f"{stored:,} ({stored / 1e6:,.1f} MB uncompressed)"),  # not a plugin name
-        ("compression", config.compression or "none"),
+        ("bytes", f"{stored:,} ({format_size(stored)} {as_stored})"),  # not a plugin name
+        ("compression", compression),
         ("encryption", ", ".join(f"{k}={v}" for k, v in encryption.items()) or "none"),
-        ("item loader", config.item_loader or "PyTreeLoader"),
+        ("item loader", config.item_loader or ("-" if foreign else "PyTreeLoader")),
         ("leaf codecs", ", ".join(config.data_format) or "-"),
         ("checksums", "yes" if any(c.checksum for c in index.chunks) else "no"),
         ("keys", "yes" if index.keys else "no"),
-        ("written by", _written_by(index)),
+        ("written by", _written_by(dataset)),
     ]
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from litdata.core.chunks.layout import validate_header
 from litdata.core.errors import DatasetNotFoundError
-from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.items.loaders import loader_for
 from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
@@ -38,3 +39,15 @@ class ChunksFormat:
     def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
         """The decoder of the item loader the index records (checked against the reader's)."""
         return loader_for(index, options.item_loader, options.where).decoder(index, options)
+
+    def check_chunk(
+        self, data: memoryview, entry: ChunkEntry, index: DatasetIndex, where: str
+    ) -> None:
+        """Check the chunk's header: its item count and offsets (not under chunk encryption).
+
+        Raises:
+            ChunkCorruptError: The header disagrees with the entry or the file's size.
+        """
+        encryption = index.config.encryption
+        if not (encryption and encryption.get("level") == "chunk"):
+            validate_header(data, num_items=entry.chunk_size, file_size=len(data), name=where)
