@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import litdata as ld
@@ -63,3 +65,11 @@ def test_persistent_workers_and_prefetch_factor_are_accepted(dataset):
     assert sorted(_ids(loader)) == list(range(40))  # a second epoch, workers started again
     single = ld.StreamingDataLoader(ld.StreamingDataset(dataset), batch_size=4, prefetch_factor=2)
     assert sorted(_ids(single)) == list(range(40))
+
+
+def test_the_docs_say_what_persistent_workers_does():
+    """Accepted with a warning (as the test above checks), which is what the docs promise."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    streaming = " ".join((docs / "streaming.md").read_text().split())
+    assert "`persistent_workers=True` is accepted with a warning and has no effect" in streaming
+    assert "persistent_workers=True` is refused" not in streaming
