@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from litdata.core.cache.directory import cache_home, recall, remember
 from litdata.core.errors import DatasetNotFoundError, PluginValidationError, StorageError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, check_index, index_from_bytes
+from litdata.core.media_kinds import raw_files_hint
 from litdata.core.protocols import FormatAdapter
 from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry import hooks, registries
@@ -45,6 +46,14 @@ class Dataset:
 def _missing(location: Location) -> DatasetNotFoundError:
     if location.pattern is not None:
         names = location.storage.list(location.url)
+        if location.pattern in names:  # one file, not a glob: no format reads it
+            formats = ", ".join(registries.formats.names())
+            media = raw_files_hint(location.url, None, [location.pattern], one_file=True)
+            return DatasetNotFoundError(
+                f"No dataset at {location.join(location.pattern)}: it is a file that no "
+                f"installed format reads as a dataset. Pass the folder of a dataset (written by "
+                f"optimize(), or in a format installed: {formats}).{media}"
+            )
         shown = ", ".join(names[:_SHOWN]) + (", ..." if len(names) > _SHOWN else "")
         there = f"it holds {len(names)} objects ({shown})" if names else "it is empty or absent"
         return DatasetNotFoundError(
@@ -56,11 +65,14 @@ def _missing(location: Location) -> DatasetNotFoundError:
         what = "is a file, not a dataset directory" if os.path.exists(local) else "does not exist"
         return DatasetNotFoundError(f"No dataset at {location.url}: the path {what}.")
     names = location.storage.list(location.url)
+    media = raw_files_hint(location.url, local, names)
     if rank_index_names(names):
         hint = (
             " Per-writer indexes are there: the merge did not run. litdata.complete_dataset("
             f"{location.url!r}) finishes it."
         )
+    elif media:
+        hint = media
     elif names:
         hint = f" It holds {len(names)} objects but no {INDEX_FILENAME}: did optimize() finish?"
     else:
