@@ -13,7 +13,7 @@ from litdata.core.reader import DatasetReader
 from litdata.core.source import Dataset, open_dataset
 from litdata.core.units import format_size
 
-__all__ = ["add_parser", "describe", "run"]
+__all__ = ["add_parser", "count", "describe", "run"]
 
 _EXAMPLES = """examples:
   litdata inspect ./my-dataset
@@ -35,8 +35,25 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", help="the dataset directory or URL")
-    parser.add_argument("--samples", type=int, default=2, help="samples to decode (default 2)")
+    parser.add_argument(
+        "--samples", type=count, default=2, help="samples to decode (default 2; 0 for none)"
+    )
     parser.set_defaults(run=run)
+
+
+def count(text: str) -> int:
+    """A command-line count: a whole number, 0 or more.
+
+    Raises:
+        argparse.ArgumentTypeError: It is not one (argparse prints it as a usage error).
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count (0, 1, 2...)")
+    return value
 
 
 def describe(value: Any) -> str:
@@ -112,15 +129,15 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
-    count = min(max(0, args.samples), dataset.index.num_items)
-    if not count:
+    shown = min(args.samples, dataset.index.num_items)
+    if not shown:
         return 0
     if dataset.index.config.encryption:
         print("samples: not shown, the dataset is encrypted (pass its key in Python).")
         return 0
     reader = DatasetReader(args.path, dataset=dataset)
     try:
-        for position in range(count):
+        for position in range(shown):
             sample = reader[position]
             if position == 0:
                 print(f"{'structure':<{width}}  {describe(sample)}")

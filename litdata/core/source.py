@@ -63,7 +63,7 @@ def _missing(location: Location) -> DatasetNotFoundError:
     local = location.local_path
     if local is not None and not os.path.isdir(local):
         what = "is a file, not a dataset directory" if os.path.exists(local) else "does not exist"
-        return DatasetNotFoundError(f"No dataset at {location.url}: the path {what}.")
+        return DatasetNotFoundError(f"The provided dataset path `{location.url}` {what}.")
     names = location.storage.list(location.url)
     media = raw_files_hint(location.url, local, names)
     if rank_index_names(names):
