@@ -368,7 +368,7 @@ class StreamingDataLoader(DataLoader[Any]):
         """Continue from ``state`` at the next iteration.
 
         A state saved once an epoch was finished (as Lightning checkpoints at the end of an
-        epoch) continues with the whole next epoch.
+        epoch), or after its last batch, continues with the whole next epoch.
 
         Raises:
             ValueError: The state belongs to another dataset or other settings, or it records
@@ -391,6 +391,13 @@ class StreamingDataLoader(DataLoader[Any]):
             self._restoring = False
             return
         self._streamable.load_state_dict(state["dataset"])
+        per_epoch = length_of(self._streamable)
+        if isinstance(per_epoch, int) and samples >= per_epoch:
+            # Saved after the epoch's last batch, before the loop saw its end: what comes
+            # next is the next epoch, as in LitData, not an empty rest of this one.
+            self._streamable.reset_state_dict()
+            self._restoring = False
+            return
         self._base_samples = samples
         self._restoring = True
 
