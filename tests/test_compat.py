@@ -102,6 +102,29 @@ BREAKING_WORKER = """
 import multiprocessing as mp
 import litdata
 
+
+def test_walk_yields_folders_breadth_first_in_sorted_order(tmp_path):
+    names = [f"d{i:02d}" for i in range(24)]
+    for name in reversed(names):  # created in reverse: the directory order is not sorted
+        for sub in ("b", "a"):
+            (tmp_path / name / sub).mkdir(parents=True)
+            (tmp_path / name / sub / "f").touch()
+    expected = [
+        str(tmp_path),
+        *(str(tmp_path / name) for name in names),
+        *(str(tmp_path / name / sub) for name in names for sub in ("a", "b")),
+    ]
+    for _ in range(3):  # whichever listing thread finishes first
+        walked = list(litdata.walk(tmp_path, 8))
+        assert [folder for folder, _, _ in walked] == expected
+        assert walked[0][1] == names
+    pruned = []
+    for folder, dirnames, _ in litdata.walk(tmp_path, 8):
+        pruned.append(folder)
+        dirnames[:] = [name for name in dirnames if name != "a"]
+    assert str(tmp_path / "d00" / "a") not in pruned
+    assert str(tmp_path / "d00" / "b") in pruned
+
 def work(i):
     value = 40 + i
     litdata.breakpoint()

@@ -14,7 +14,6 @@ from litdata.core.errors import DatasetNotFoundError, PluginValidationError, Sto
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, check_index, index_from_bytes
 from litdata.core.media_kinds import raw_files_hint
 from litdata.core.protocols import FormatAdapter
-from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry import hooks, registries
 from litdata.core.storage.location import Location, is_url, resolve
 
@@ -66,12 +65,7 @@ def _missing(location: Location) -> DatasetNotFoundError:
         return DatasetNotFoundError(f"The provided dataset path `{location.url}` {what}.")
     names = location.storage.list(location.url)
     media = raw_files_hint(location.url, local, names)
-    if rank_index_names(names):
-        hint = (
-            " Per-writer indexes are there: the merge did not run. litdata.complete_dataset("
-            f"{location.url!r}) finishes it."
-        )
-    elif media:
+    if media:
         hint = media
     elif names:
         hint = f" It holds {len(names)} objects but no {INDEX_FILENAME}: did optimize() finish?"

@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from litdata.core.output_lock import LOCK_FILENAME, OutputLock
 from litdata.core.protocols import Executor
 from litdata.core.storage.location import resolve
 from litdata.processing.job import MapJob
-from litdata.processing.lock import LOCK_FILENAME, OutputLock
 from litdata.processing.readers import with_reader
 from litdata.processing.run import (
     check_fn,

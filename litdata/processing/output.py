@@ -1,6 +1,6 @@
 """The output of ``optimize``: its lock, its mode, where workers write, and how it is published.
 
-- One writer per output (:class:`~litdata.processing.lock.OutputLock`).
+- One writer per output (:class:`~litdata.core.output_lock.OutputLock`).
 - ``mode=None``: an output holding a dataset is refused; one holding files that are not part
   of a dataset is refused too (unless they are the leftovers of a failed litdata run, which
   are removed, or kept for a resume with ``use_checkpoint``).
@@ -34,11 +34,11 @@ from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.index import INDEX_FILENAME, DatasetConfig, DatasetIndex, index_from_bytes
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.keys import KEYS_DIR, remove_keys, writer_keys_names
+from litdata.core.output_lock import LOCK_FILENAME, OutputLock
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import published_name
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
-from litdata.processing.lock import LOCK_FILENAME, OutputLock
 from litdata.processing.update import SCRATCH as UPDATE_SCRATCH
 
 __all__ = ["MODES", "Output", "check_append", "prepare_output"]

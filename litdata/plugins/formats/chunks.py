@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from litdata.core.chunks.layout import validate_header
+from litdata.core.completion import complete_on_open
 from litdata.core.errors import DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.items.loaders import loader_for
@@ -21,19 +22,27 @@ class ChunksFormat:
     name: ClassVar[str] = "chunks"
 
     def read_index(self, location: Location) -> DatasetIndex:
-        """Read ``<location>/index.json``.
+        """Read ``<location>/index.json``, or merge the per-writer indexes when it is missing.
+
+        The merge is LitData's on open, made safe (``litdata.core.completion``): published
+        once under the output lock, or kept in memory for a read-only or remote dataset.
 
         Raises:
-            DatasetNotFoundError: It does not exist.
+            DatasetNotFoundError: Neither it nor a per-writer index exists, or the run that
+                wrote them did not finish.
+            OutputLockedError: A writer still writes the dataset.
             DatasetFormatError: It is not a valid index.
         """
         try:
             data = location.read(INDEX_FILENAME)
         except FileNotFoundError:
-            raise DatasetNotFoundError(
-                f"No dataset at {location.url}: {INDEX_FILENAME} does not exist. Did optimize() "
-                f"finish? If per-worker indexes are there, litdata.complete_dataset() merges them."
-            ) from None
+            merged = complete_on_open(location)
+            if merged is None:
+                raise DatasetNotFoundError(
+                    f"No dataset at {location.url}: {INDEX_FILENAME} does not exist, nor does "
+                    f"a per-writer index (<rank>.index.json). Did optimize() finish?"
+                ) from None
+            return merged
         return index_from_bytes(data, location.join(INDEX_FILENAME))
 
     def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:

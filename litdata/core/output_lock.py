@@ -21,13 +21,14 @@ import json
 import os
 import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from litdata.core.errors import OutputLockedError
 from litdata.core.lifeline import running
 from litdata.core.storage.location import Location
 
-__all__ = ["LOCK_FILENAME", "OutputLock"]
+__all__ = ["LOCK_FILENAME", "LockState", "OutputLock", "describe_holder", "lock_state"]
 
 LOCK_FILENAME = ".litdata.lock"
 
@@ -54,7 +55,54 @@ def _holder(command: str) -> dict[str, Any]:
     }
 
 
-def _describe(holder: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class LockState:
+    """An output's lock file, as another process sees it.
+
+    Attributes:
+        holder: What its holder wrote: ``host``, ``pid``, ``command``, ``since``.
+        live: Whether its holder still runs (else the file is what a finished, failed or
+            killed run left).
+    """
+
+    holder: dict[str, Any]
+    live: bool
+
+
+def lock_state(location: Location) -> LockState | None:
+    """The lock of the output at ``location``, without taking it; ``None`` when there is none.
+
+    A local lock is live while a process holds its ``flock``; a remote one unless it was left
+    inactive, or by a process of this host that is gone.
+    """
+    local = location.local_path
+    if local is None:
+        url = location.join(LOCK_FILENAME)
+        if not location.storage.exists(url):
+            return None
+        try:
+            holder = dict(json.loads(location.read(LOCK_FILENAME)))
+        except (ValueError, FileNotFoundError):
+            holder = {}
+        gone = holder.get("host") == socket.gethostname() and not running(int(holder.get("pid", 0)))
+        return LockState(holder, bool(holder.get("active", True)) and not gone)
+    try:
+        descriptor = os.open(os.path.join(local, LOCK_FILENAME), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return LockState(OutputLock._read_local(descriptor), live=True)
+        holder = OutputLock._read_local(descriptor)
+        return LockState(holder, live=False) if holder else None  # empty: nothing left
+    finally:
+        os.close(descriptor)  # releases the shared flock, if it was taken
+
+
+def describe_holder(holder: dict[str, Any]) -> str:
+    """Who holds (or held) a lock, for messages: its command, PID, host and start time."""
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(holder.get("since", 0))))
     return (
         f"{holder.get('command', 'a litdata run')} (PID {holder.get('pid')} on host "
@@ -91,7 +139,7 @@ class OutputLock:
 
     def _refuse(self, holder: dict[str, Any], path: str) -> OutputLockedError:
         return OutputLockedError(
-            f"{self.location.url} is being written by {_describe(holder)}: one writer per "
+            f"{self.location.url} is being written by {describe_holder(holder)}: one writer per "
             f"output. Wait for it to finish, or write elsewhere. If that run is dead, remove "
             f"{path}."
         )
