@@ -72,7 +72,7 @@ def test_importing_dunder_main_does_not_run_the_cli():
 
 
 def test_errors_are_the_builtins_litdata_raises(tmp_path):
-    with pytest.raises(ValueError, match="No dataset"):  # LitData: ValueError, missing dir
+    with pytest.raises(ValueError, match="The provided dataset path"):  # LitData: ValueError
         litdata.StreamingDataset(str(tmp_path / "nothing"))
     with pytest.raises(ValueError, match="nope"):  # and for an unknown compression
         litdata.write_dataset([{"a": 1}], tmp_path / "c", chunk_size=1, compression="nope")
