@@ -98,11 +98,6 @@ def test_walk_lists_a_tree_like_os_walk(tmp_path):
     assert not [path for path in pruned if "/e" in path[len(str(tmp_path)) :]]
 
 
-BREAKING_WORKER = """
-import multiprocessing as mp
-import litdata
-
-
 def test_walk_yields_folders_breadth_first_in_sorted_order(tmp_path):
     names = [f"d{i:02d}" for i in range(24)]
     for name in reversed(names):  # created in reverse: the directory order is not sorted
@@ -124,6 +119,11 @@ def test_walk_yields_folders_breadth_first_in_sorted_order(tmp_path):
         dirnames[:] = [name for name in dirnames if name != "a"]
     assert str(tmp_path / "d00" / "a") not in pruned
     assert str(tmp_path / "d00" / "b") in pruned
+
+
+BREAKING_WORKER = """
+import multiprocessing as mp
+import litdata
 
 def work(i):
     value = 40 + i
