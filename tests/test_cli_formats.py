@@ -53,9 +53,8 @@ def test_verify_names_a_damaged_mds_shard(tmp_path):
     shard.write_bytes(bytes(data))
     result = litdata("verify", folder, "--quiet")
     assert result.returncode == 1
-    assert f"error: shard.00003.mds: it cannot be opened: Shard {shard} says it holds 65535" in (
-        result.stdout
-    )
+    assert "error: shard.00003.mds: it cannot be opened: " in result.stdout
+    assert f"{shard} says it holds 65535 " in result.stdout
     assert "1 problem(s)" in result.stdout
 
 
