@@ -71,18 +71,18 @@ def zipped(tmp_path):
 
 @pytest.mark.parametrize(
     ("length", "workers", "stop"),
-    [
-        ("none", 0, 2),  # mid-epoch
+    [  # rows marked "same before" behaved alike before this fix too: they guard the rest
+        ("none", 0, 2),  # mid-epoch (same before)
         ("none", 0, 5),  # after the last batch: the next epoch, not an empty one
         ("none", 2, 4),  # one worker done, the other not
         ("none", 2, 5),
-        ("7", 0, 2),  # cycling
+        ("7", 0, 2),  # cycling (same before)
         ("7", 0, 4),
-        ("25", 0, 3),
+        ("25", 0, 3),  # (same before)
         ("25", 0, 13),
-        ("25", 1, 12),
+        ("25", 1, 12),  # (same before)
         ("4", 2, 2),
-        ("inf", 0, 3),
+        ("inf", 0, 3),  # (same before)
         ("inf", 2, 2),
     ],
 )
