@@ -102,7 +102,7 @@ ROWS: dict[str, Row] = {
             (SECONDS,),
             description="single-process lowest-level writer over the samples (chunk_bytes=64MB)",
             notes={
-                "ours": "litdata.core.writer.write_dataset",
+                "ours": "litdata.processing.write.write_dataset",
                 "litdata": "BinaryWriter + merge",
                 "mosaic": "MDSWriter",
                 "webdataset": "ShardWriter",

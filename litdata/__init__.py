@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from litdata.core.items.loaders import TemporalArrayLoader, TokensLoader
     from litdata.core.items.pytree import register_namedtuple
     from litdata.core.reader import DatasetReader
-    from litdata.core.writer import ChunkWriter, write_dataset
+    from litdata.core.writer import ChunkWriter
     from litdata.plugins.formats._hf_datasets import index_hf_dataset, optimize_hf
     from litdata.plugins.formats._parquet_rows import ParquetLoader
     from litdata.plugins.formats.parquet import index_parquet_dataset
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from litdata.processing.optimize import optimize
     from litdata.processing.update import dataset_update
     from litdata.processing.walk import walk
+    from litdata.processing.write import write_dataset
     from litdata.raw.dataset import StreamingRawDataset
     from litdata.raw.media import list_media_folder
     from litdata.raw.webdataset import iter_webdataset_tar
@@ -130,7 +131,7 @@ _LAZY = {
     "TokensLoader": "litdata.core.items.loaders",
     "TemporalArrayLoader": "litdata.core.items.loaders",
     "register_namedtuple": "litdata.core.items.pytree",
-    "write_dataset": "litdata.core.writer",
+    "write_dataset": "litdata.processing.write",
     "ParquetLoader": "litdata.plugins.formats._parquet_rows",
     "index_parquet_dataset": "litdata.plugins.formats.parquet",
     "index_hf_dataset": "litdata.plugins.formats._hf_datasets",

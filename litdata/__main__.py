@@ -2,7 +2,9 @@
 
 import sys
 
-from litdata.cli import main
-
 if __name__ == "__main__":
+    try:
+        from litdata.cli import main
+    except KeyboardInterrupt:  # Ctrl-C while the command starts: no traceback either
+        sys.exit(130)
     sys.exit(main())

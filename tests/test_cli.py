@@ -57,7 +57,7 @@ def test_inspect_shows_size_codecs_structure_and_samples(dataset, capsys):
 def test_inspect_a_missing_dataset_is_an_error_for_humans(tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "nothing")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: No dataset at")
+    assert err.startswith("error: The provided dataset path `")
     assert "does not exist" in err
     assert "Traceback" not in err
 

@@ -20,6 +20,6 @@ def test_cache_path_and_clear(tmp_path, capsys):
     assert main(["cache", "clear", url, "--cache-dir", str(cache)]) == 0
     assert "Removed" in capsys.readouterr().out
     assert not list((tmp_path / "cache").rglob("chunk-*"))
-    assert main(["cache", "clear", "--cache-dir", str(cache)]) == 0
+    assert main(["cache", "clear", "--cache-dir", str(cache), "--yes"]) == 0
     assert cache.is_dir()
     assert list(cache.iterdir()) == []

@@ -72,7 +72,7 @@ def test_importing_dunder_main_does_not_run_the_cli():
 
 
 def test_errors_are_the_builtins_litdata_raises(tmp_path):
-    with pytest.raises(ValueError, match="No dataset"):  # LitData: ValueError, missing dir
+    with pytest.raises(ValueError, match="The provided dataset path"):  # LitData: ValueError
         litdata.StreamingDataset(str(tmp_path / "nothing"))
     with pytest.raises(ValueError, match="nope"):  # and for an unknown compression
         litdata.write_dataset([{"a": 1}], tmp_path / "c", chunk_size=1, compression="nope")
@@ -96,6 +96,29 @@ def test_walk_lists_a_tree_like_os_walk(tmp_path):
         pruned.append(dirpath)
         dirnames[:] = [name for name in dirnames if name != "e"]
     assert not [path for path in pruned if "/e" in path[len(str(tmp_path)) :]]
+
+
+def test_walk_yields_folders_breadth_first_in_sorted_order(tmp_path):
+    names = [f"d{i:02d}" for i in range(24)]
+    for name in reversed(names):  # created in reverse: the directory order is not sorted
+        for sub in ("b", "a"):
+            (tmp_path / name / sub).mkdir(parents=True)
+            (tmp_path / name / sub / "f").touch()
+    expected = [
+        str(tmp_path),
+        *(str(tmp_path / name) for name in names),
+        *(str(tmp_path / name / sub) for name in names for sub in ("a", "b")),
+    ]
+    for _ in range(3):  # whichever listing thread finishes first
+        walked = list(litdata.walk(tmp_path, 8))
+        assert [folder for folder, _, _ in walked] == expected
+        assert walked[0][1] == names
+    pruned = []
+    for folder, dirnames, _ in litdata.walk(tmp_path, 8):
+        pruned.append(folder)
+        dirnames[:] = [name for name in dirnames if name != "a"]
+    assert str(tmp_path / "d00" / "a") not in pruned
+    assert str(tmp_path / "d00" / "b") in pruned
 
 
 BREAKING_WORKER = """

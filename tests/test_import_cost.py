@@ -45,7 +45,8 @@ def test_import_litdata_takes_well_under_a_second():
 
 def test_public_names_resolve_lazily():
     loaded = _probe(
-        "import sys, json, litdata; before = 'litdata.core.writer' in sys.modules; "
-        "litdata.write_dataset; print(json.dumps([before, 'litdata.core.writer' in sys.modules]))"
+        "import sys, json, litdata; name = 'litdata.processing.write'; "
+        "before = name in sys.modules; litdata.write_dataset; "
+        "print(json.dumps([before, name in sys.modules]))"
     )
     assert loaded == [False, True]

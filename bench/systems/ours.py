@@ -12,7 +12,7 @@ from systems.litdata_api import CHUNK_BYTES, LitDataAPI
 
 
 class Ours(LitDataAPI):
-    """Ours: ``write`` is ``litdata.core.writer.write_dataset(samples, output_dir, ...)``."""
+    """Ours: ``write`` is ``litdata.processing.write.write_dataset(samples, output_dir, ...)``."""
 
     name = "ours"
 
@@ -21,7 +21,7 @@ class Ours(LitDataAPI):
         import litdata.plugins.storage.s3  # noqa: F401
 
     def write(self, workload: str, out: Path) -> dict[str, Any]:
-        from litdata.core.writer import write_dataset
+        from litdata.processing.write import write_dataset
 
         fresh_dir(out)
         kwargs: dict[str, Any] = {}

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from litdata.__about__ import __version__
 from litdata.cli import bench, cache, inspect, optimize, plugins, trace, verify
 
-__all__ = ["main"]
+__all__ = ["INTERRUPTED", "main"]
 
 _COMMANDS = (plugins, inspect, verify, cache, optimize, bench, trace)
 
@@ -23,8 +23,23 @@ Run `litdata COMMAND --help` for a command's options. Exit status: 0 success, 1 
 was found or the command failed, 2 wrong usage."""
 
 
+#: The exit status of a command stopped with Ctrl-C (128 + SIGINT), as shells report it.
+INTERRUPTED = 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``litdata`` command line and return its exit status."""
+    """Run the ``litdata`` command line and return its exit status.
+
+    Ctrl-C stops the command with one line on stderr and exit status 130, never a traceback.
+    """
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print("\ninterrupted (Ctrl-C): the command stopped.", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="litdata",
         description="Inspect, verify, write and benchmark litdata datasets; manage the cache.",

@@ -123,10 +123,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         counts = [int(n) for n in args.workers.split(",") if n.strip()]
     except ValueError:
-        print(f"error: --workers {args.workers!r} is not a comma-separated list of numbers.")
+        print(
+            f"error: --workers {args.workers!r} is not a comma-separated list of numbers.",
+            file=sys.stderr,
+        )
         return 2
-    print(f"{'workers':>7}  {'samples/s':>12}  {'MB/s':>9}  {'startup':>8}")
-    results = []
+    results: list[Measurement] = []
     for count in counts:
         try:
             result = measure(
@@ -140,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
         except (LitdataError, OSError, ValueError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
+        if not results:  # the table starts once there is a row to show
+            print(f"{'workers':>7}  {'samples/s':>12}  {'MB/s':>9}  {'startup':>8}")
         results.append(result)
         print(
             f"{count:>7}  {result.samples_per_second:>12,.0f}  {result.mb_per_second:>9,.1f}"

@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from litdata.core.errors import LitdataError
-from litdata.core.index import DatasetIndex
+from litdata.core.protocols import ForeignFormat
 from litdata.core.reader import DatasetReader
 from litdata.core.source import Dataset, open_dataset
+from litdata.core.units import format_size
 
-__all__ = ["add_parser", "describe", "run"]
+__all__ = ["add_parser", "count", "describe", "run"]
 
 _EXAMPLES = """examples:
   litdata inspect ./my-dataset
@@ -34,8 +35,25 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", help="the dataset directory or URL")
-    parser.add_argument("--samples", type=int, default=2, help="samples to decode (default 2)")
+    parser.add_argument(
+        "--samples", type=count, default=2, help="samples to decode (default 2; 0 for none)"
+    )
     parser.set_defaults(run=run)
+
+
+def count(text: str) -> int:
+    """A command-line count: a whole number, 0 or more.
+
+    Raises:
+        argparse.ArgumentTypeError: It is not one (argparse prints it as a usage error).
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count (0, 1, 2...)")
+    return value
 
 
 def describe(value: Any) -> str:
@@ -55,7 +73,10 @@ def describe(value: Any) -> str:
     return f"{kind} {_short(repr(value), _MAX_TEXT)}"
 
 
-def _written_by(index: DatasetIndex) -> str:
+def _written_by(dataset: Dataset) -> str:
+    index = dataset.index
+    if isinstance(dataset.format, ForeignFormat):
+        return f"{dataset.format.written_by} (read as it is, no checksums)"
     if index.format_version is None:
         return "LitData (no litdata format version, no checksums)"
     needs = {kind: sorted(names) for kind, names in index.plugins.items() if names}
@@ -74,19 +95,26 @@ def _summary(dataset: Dataset) -> list[tuple[str, str]]:
         else "-"
     )
     encryption = config.encryption or {}
+    foreign = isinstance(dataset.format, ForeignFormat)
+    codecs = {chunk.extra.get("compression") for chunk in index.chunks}
+    per_chunk = sorted(codec for codec in codecs if isinstance(codec, str))
+    compression = config.compression or (
+        f"{', '.join(per_chunk)} (per chunk)" if per_chunk else "none"
+    )
+    as_stored = "as stored" if foreign else "uncompressed"
     return [
         ("location", dataset.location.url),
         ("format", getattr(dataset.format, "name", type(dataset.format).__name__)),
         ("items", f"{index.num_items:,}"),
         ("chunks", f"{len(index.chunks):,} (target {target} each)"),
-        ("bytes", f"{stored:,} ({stored / 1e6:,.1f} MB uncompressed)"),  # not a plugin name
-        ("compression", config.compression or "none"),
+        ("bytes", f"{stored:,} ({format_size(stored)} {as_stored})"),  # not a plugin name
+        ("compression", compression),
         ("encryption", ", ".join(f"{k}={v}" for k, v in encryption.items()) or "none"),
-        ("item loader", config.item_loader or "PyTreeLoader"),
+        ("item loader", config.item_loader or ("-" if foreign else "PyTreeLoader")),
         ("leaf codecs", ", ".join(config.data_format) or "-"),
         ("checksums", "yes" if any(c.checksum for c in index.chunks) else "no"),
         ("keys", "yes" if index.keys else "no"),
-        ("written by", _written_by(index)),
+        ("written by", _written_by(dataset)),
     ]
 
 
@@ -101,15 +129,15 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
-    count = min(max(0, args.samples), dataset.index.num_items)
-    if not count:
+    shown = min(args.samples, dataset.index.num_items)
+    if not shown:
         return 0
     if dataset.index.config.encryption:
         print("samples: not shown, the dataset is encrypted (pass its key in Python).")
         return 0
     reader = DatasetReader(args.path, dataset=dataset)
     try:
-        for position in range(count):
+        for position in range(shown):
             sample = reader[position]
             if position == 0:
                 print(f"{'structure':<{width}}  {describe(sample)}")

@@ -6,9 +6,12 @@ import argparse
 import importlib
 import importlib.util
 import os
+import re
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from litdata.core.errors import LitdataError
@@ -45,6 +48,38 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
+#: ``optimize()`` arguments in Python spelling (``mode='append'``), as this command's flags.
+_ARGUMENT = re.compile(
+    r"\b(mode|chunk_bytes|chunk_size|num_workers|compression)=(['\"]?)([^'\"\s,;)]+)\2"
+)
+
+
+def as_flags(message: str) -> str:
+    """``message`` with ``optimize()``'s arguments spelled as flags: ``--mode append``."""
+    return _ARGUMENT.sub(lambda m: f"--{m.group(1).replace('_', '-')} {m.group(3)}", message)
+
+
+def _import(name: str, spec: str) -> ModuleType:
+    """Import the user's module ``name``; its failure in one line, with the file and line.
+
+    Raises:
+        ValueError: The module does not exist, has a syntax error, or failed as it ran.
+    """
+    try:
+        return importlib.import_module(name)
+    except SyntaxError as error:
+        raise ValueError(f"{spec!r}: cannot import {name}: SyntaxError: {error}.") from None
+    except Exception as error:  # anything the module's own code raised while it ran
+        missing = getattr(error, "name", None)
+        if isinstance(error, ModuleNotFoundError) and (name + ".").startswith(f"{missing}."):
+            raise ValueError(f"{spec!r}: cannot import {name} ({error}).") from None
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename[:1] != "<"]
+        where = f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
+        raise ValueError(
+            f"{spec!r}: importing {name} failed: {type(error).__name__}: {error}{where}."
+        ) from None
+
+
 def load_callable(spec: str) -> Callable[..., Any]:
     """The function ``module:name`` (a dotted module, or a ``.py`` file) names.
 
@@ -59,13 +94,10 @@ def load_callable(spec: str) -> Callable[..., Any]:
         if not path.is_file():
             raise ValueError(f"{spec!r}: there is no file {path}.")
         sys.path.insert(0, str(path.parent))  # workers import it by its module name
-        module = importlib.import_module(path.stem)
+        module = _import(path.stem, spec)
     else:
         sys.path.insert(0, os.getcwd())
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            raise ValueError(f"{spec!r}: cannot import {module_name} ({error}).") from None
+        module = _import(module_name, spec)
     found = getattr(module, name, None)
     if not callable(found):
         raise ValueError(f"{spec!r}: {module.__name__} has no function {name!r}.")
@@ -90,6 +122,6 @@ def run(args: argparse.Namespace) -> int:
             options["chunk_bytes"] = "64MB"
         optimize(fn, inputs, args.output, **{k: v for k, v in options.items() if v is not None})
     except (LitdataError, ValueError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {as_flags(str(error))}", file=sys.stderr)
         return 1
     return 0

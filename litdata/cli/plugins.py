@@ -12,11 +12,15 @@ from litdata.core.registry.manager import get_plugin_manager, hook_origin
 
 __all__ = ["add_parser", "run"]
 
+#: The kind of the rows that list pluggy hook implementations.
+HOOKS = "hooks"
+
 
 def add_parser(commands: Any) -> None:
     """Register the ``plugins`` command."""
     parser = commands.add_parser("plugins", help="list installed plugins")
-    parser.add_argument("--kind", choices=sorted(registries.ALL), help="only this kind")
+    kinds = [*sorted(registries.ALL), HOOKS]
+    parser.add_argument("--kind", choices=kinds, help="only this kind")
     parser.set_defaults(run=run)
 
 
@@ -34,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
                 problems.append(str(error))
                 continue
             rows.append((kind, name, info.origin, info.target))
-    if not args.kind:
+    if args.kind in (None, HOOKS):
         for plugin_name, plugin in get_plugin_manager().list_name_plugin():
             rows.append(
-                ("hooks", plugin_name, hook_origin(plugin_name), getattr(plugin, "__name__", ""))
+                (HOOKS, plugin_name, hook_origin(plugin_name), getattr(plugin, "__name__", ""))
             )
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
     for row in rows:

@@ -1,8 +1,14 @@
-"""``litdata verify PATH_OR_URL``: check every chunk of a dataset (presence, size, checksum...)."""
+"""``litdata verify PATH_OR_URL``: check every chunk of a dataset (presence, size, checksum...).
+
+A format that can check a chunk's bytes (``ChunkChecker``: litdata's own chunks) is asked to;
+the chunks of any other format (Parquet, MDS, WebDataset...) are checked by decoding every item
+with the format's own decoder, as a reader would.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,11 +19,12 @@ from litdata.core.cache.chunks import ChunkCache
 from litdata.core.chunks.checksum import verify_checksum
 from litdata.core.chunks.codecs import create_compressor
 from litdata.core.chunks.framing import unframe
-from litdata.core.chunks.layout import validate_header
-from litdata.core.errors import ChunkCorruptError, LitdataError
-from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.core.protocols import Compressor
-from litdata.core.source import open_dataset
+from litdata.core.errors import ChunkCorruptError, LitdataError, UnsafeDataError
+from litdata.core.index import ChunkEntry
+from litdata.core.items.serializer_set import SerializerSet
+from litdata.core.protocols import ChunkChecker, Compressor, ItemDecoder
+from litdata.core.reading import ReadOptions
+from litdata.core.source import Dataset, open_dataset
 
 __all__ = ["add_parser", "check_chunk", "run"]
 
@@ -30,8 +37,9 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def check_chunk(cache: ChunkCache, index: DatasetIndex, entry: ChunkEntry, scratch: Path) -> str:
+def check_chunk(cache: ChunkCache, dataset: Dataset, entry: ChunkEntry, scratch: Path) -> str:
     """Check one chunk as stored; return what is wrong with it, or ``""``."""
+    index = dataset.index
     try:
         data, where = cache.stored(entry, scratch)
     except FileNotFoundError:
@@ -59,11 +67,45 @@ def check_chunk(cache: ChunkCache, index: DatasetIndex, entry: ChunkEntry, scrat
             if compressor is None
             else unframe(bytes(data), entry, level, compressor.decompress, where)
         )
-        if not (config.encryption and config.encryption.get("level") == "chunk"):
-            view = memoryview(plain)
-            validate_header(view, num_items=entry.chunk_size, file_size=len(view), name=where)
+        if isinstance(dataset.format, ChunkChecker):
+            dataset.format.check_chunk(memoryview(plain), entry, index, where)
+            return ""
     except LitdataError as error:
         return str(error)
+    if config.encryption:
+        return ""  # its items cannot be decoded without the key
+    local = cache.location.local_path
+    if local is not None and plain is data:
+        return _decode_every_item(_decoder(dataset), os.path.join(local, entry.filename), entry)
+    scratch.write_bytes(plain)
+    problem = _decode_every_item(_decoder(dataset), str(scratch), entry)
+    return problem.replace(str(scratch), where)
+
+
+def _decoder(dataset: Dataset) -> ItemDecoder:
+    """The format's own decoder (pickled objects stay refused: a check runs no dataset code)."""
+    providers = dataset.index.plugins.get("serializers", {})
+    serializers = SerializerSet(allow_pickle=False, providers=providers)
+    options = ReadOptions(serializers, where=dataset.location.url)
+    return dataset.format.decoder(dataset.index, options)
+
+
+def _decode_every_item(decoder: ItemDecoder, path: str, entry: ChunkEntry) -> str:
+    """Decode each item of the chunk file at ``path``; what failed, or ``""``."""
+    position = -1
+    try:
+        handle = decoder.open(path, entry)
+        try:
+            for position in range(decoder.items_in_chunk(entry)):
+                decoder.read(handle, position)
+        finally:
+            handle.close()
+    except UnsafeDataError:
+        return ""  # a pickled object: decoding it would run the dataset's code
+    except Exception as error:  # a damaged item may fail any way its decoder does
+        what = "it cannot be opened" if position < 0 else f"item {position} does not decode"
+        why = str(error) if isinstance(error, LitdataError) else f"{type(error).__name__}: {error}"
+        return f"{what}: {why}"
     return ""
 
 
@@ -93,18 +135,22 @@ def run(args: argparse.Namespace) -> int:
     problems = []
     with tempfile.TemporaryDirectory(prefix="litdata-verify-") as scratch:
         for entry in chunks:
-            problem = check_chunk(cache, index, entry, Path(scratch, "chunk"))
+            problem = check_chunk(cache, dataset, entry, Path(scratch, "chunk"))
             if problem:
                 problems.append(f"{entry.filename}: {problem}")
     for problem in problems:
         print(f"error: {problem}")
-    checked = (
-        "with checksums"
-        if any(chunk.checksum for chunk in index.chunks)
-        else "no checksums recorded (written by LitData); sizes and headers checked"
-    )
+    checked = _what_was_checked(dataset)
     print(
         f"{dataset.location.url}: {len(index.chunks)} chunks, {index.num_items} items, "
         f"{len(problems)} problem(s) ({checked})."
     )
     return 1 if problems else 0
+
+
+def _what_was_checked(dataset: Dataset) -> str:
+    if any(chunk.checksum for chunk in dataset.index.chunks):
+        return "with checksums"
+    if not isinstance(dataset.format, ChunkChecker):
+        return "no checksums recorded; every item decoded"
+    return "no checksums recorded (written by LitData); sizes and headers checked"

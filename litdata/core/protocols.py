@@ -18,12 +18,14 @@ if TYPE_CHECKING:
     from litdata.core.work import Job, Report, WorkSource
 
 __all__ = [
+    "ChunkChecker",
     "ChunkHandle",
     "ClusterExecutor",
     "Compressor",
     "ElementSerializer",
     "Encryptor",
     "Executor",
+    "ForeignFormat",
     "FormatAdapter",
     "InPlaceStorage",
     "ItemDecoder",
@@ -326,6 +328,38 @@ class FormatAdapter(Protocol):
     def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
         """A decoder for the chunks of ``index``, with the reader's options."""
         ...
+
+
+@runtime_checkable
+class ChunkChecker(Protocol):
+    """A format that can check a chunk's plain bytes without decoding its items.
+
+    ``litdata verify`` calls it once a chunk's size and checksum passed (and it decompressed);
+    the chunks of a format without this ability are checked by decoding every item.
+    """
+
+    def check_chunk(
+        self, data: memoryview, entry: ChunkEntry, index: DatasetIndex, where: str
+    ) -> None:
+        """Check the plain bytes of one chunk against its index entry.
+
+        Raises:
+            ChunkCorruptError: The bytes are not a sound chunk of that entry (the message
+                says what is wrong).
+        """
+        ...
+
+
+@runtime_checkable
+class ForeignFormat(Protocol):
+    """A format of datasets other tools write, read as they are (``litdata inspect`` says so).
+
+    Such a format's chunk entries record their sizes as stored; an entry's
+    ``extra["compression"]`` names the codec of a chunk the format's decoder decompresses itself.
+    """
+
+    #: Who writes datasets of this format (``"MosaicML Streaming's MDSWriter"``).
+    written_by: ClassVar[str]
 
 
 class Executor(Protocol):

@@ -33,6 +33,7 @@ from litdata.core.storage.location import Location, resolve
 
 __all__ = [
     "merge_rank_indexes",
+    "merged_in_memory",
     "publish_index",
     "rank_index_filename",
     "rank_index_names",
@@ -76,15 +77,20 @@ def publish_index(
         The index published.
     """
     location = resolve(location)
+    index = DatasetIndex(
+        config, tuple(chunks), str(time.time()), FORMAT_VERSION, _plugins(plugin_sets), keys=keys
+    )
+    location.write(INDEX_FILENAME, index_bytes(index))
+    return index
+
+
+def _plugins(plugin_sets: Iterable[Mapping[str, Mapping[str, str]]]) -> dict[str, dict[str, str]]:
+    """The ``plugins`` of several indexes, merged into one."""
     plugins: dict[str, dict[str, str]] = {}
     for extra in plugin_sets:
         for kind, names in extra.items():
             plugins.setdefault(kind, {}).update(names)
-    index = DatasetIndex(
-        config, tuple(chunks), str(time.time()), FORMAT_VERSION, plugins, keys=keys
-    )
-    location.write(INDEX_FILENAME, index_bytes(index))
-    return index
+    return plugins
 
 
 def merge_rank_indexes(
@@ -112,9 +118,52 @@ def merge_rank_indexes(
     if not parts and existing is None and empty is not None:
         return publish_index(location, empty, [], [])
     if not parts and existing is None:
-        raise DatasetNotFoundError(
-            f"No per-writer index files (<rank>.index.json) at {location.url}: nothing to merge."
-        )
+        raise _nothing_to_merge(location)
+    ordered, chunks = _combined(location, existing, parts)
+    keys = _merge_keys(location, existing, parts, chunks)
+    merged = publish_index(
+        location, ordered[0].config, chunks, (part.plugins for part in ordered), keys=keys
+    )
+    for name in [
+        *(name for name, _ in parts),
+        *writer_keys_names(location.storage.list(location.url)),
+    ]:
+        location.storage.delete(location.join(name))
+    return merged
+
+
+def _nothing_to_merge(location: Location) -> DatasetNotFoundError:
+    return DatasetNotFoundError(
+        f"No per-writer index files (<rank>.index.json) at {location.url}: nothing to merge."
+    )
+
+
+def merged_in_memory(location: Location) -> DatasetIndex:
+    """The index ``merge_rank_indexes`` would publish at ``location``, built in memory only.
+
+    Nothing is written or deleted, and the index has no time stamp (every process that builds
+    it gets the same one) and no keys sidecar (the writers' keys files are not merged).
+
+    Raises:
+        DatasetNotFoundError: There is no per-writer index.
+        DatasetFormatError: The writers' configs differ.
+    """
+    parts = read_rank_indexes(location)
+    if not parts:
+        raise _nothing_to_merge(location)
+    ordered, chunks = _combined(location, None, parts)
+    plugins = _plugins(part.plugins for part in ordered)
+    return DatasetIndex(ordered[0].config, tuple(chunks), None, FORMAT_VERSION, plugins)
+
+
+def _combined(
+    location: Location, existing: DatasetIndex | None, parts: list[tuple[str, DatasetIndex]]
+) -> tuple[list[DatasetIndex], list[ChunkEntry]]:
+    """The indexes to merge (the existing dataset's first) and their chunks, in order.
+
+    Raises:
+        DatasetFormatError: A writer's config differs from the rest of the dataset's.
+    """
     # An empty existing dataset (no sample yet) has no sample structure to agree with.
     ordered = ([existing] if existing is not None and existing.chunks else []) + [
         part for _, part in parts
@@ -134,16 +183,7 @@ def merge_rank_indexes(
     chunks = list(ordered[0].chunks)
     listed = {chunk.filename for chunk in chunks}
     chunks += [c for part in ordered[1:] for c in part.chunks if c.filename not in listed]
-    keys = _merge_keys(location, existing, parts, chunks)
-    merged = publish_index(
-        location, ordered[0].config, chunks, (part.plugins for part in ordered), keys=keys
-    )
-    for name in [
-        *(name for name, _ in parts),
-        *writer_keys_names(location.storage.list(location.url)),
-    ]:
-        location.storage.delete(location.join(name))
-    return merged
+    return ordered, chunks
 
 
 def _merge_keys(

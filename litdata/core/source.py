@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from litdata.core.cache.directory import cache_home, recall, remember
 from litdata.core.errors import DatasetNotFoundError, PluginValidationError, StorageError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, check_index, index_from_bytes
+from litdata.core.media_kinds import raw_files_hint
 from litdata.core.protocols import FormatAdapter
-from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry import hooks, registries
 from litdata.core.storage.location import Location, is_url, resolve
 
@@ -45,6 +45,14 @@ class Dataset:
 def _missing(location: Location) -> DatasetNotFoundError:
     if location.pattern is not None:
         names = location.storage.list(location.url)
+        if location.pattern in names:  # one file, not a glob: no format reads it
+            formats = ", ".join(registries.formats.names())
+            media = raw_files_hint(location.url, None, [location.pattern], one_file=True)
+            return DatasetNotFoundError(
+                f"No dataset at {location.join(location.pattern)}: it is a file that no "
+                f"installed format reads as a dataset. Pass the folder of a dataset (written by "
+                f"optimize(), or in a format installed: {formats}).{media}"
+            )
         shown = ", ".join(names[:_SHOWN]) + (", ..." if len(names) > _SHOWN else "")
         there = f"it holds {len(names)} objects ({shown})" if names else "it is empty or absent"
         return DatasetNotFoundError(
@@ -54,13 +62,11 @@ def _missing(location: Location) -> DatasetNotFoundError:
     local = location.local_path
     if local is not None and not os.path.isdir(local):
         what = "is a file, not a dataset directory" if os.path.exists(local) else "does not exist"
-        return DatasetNotFoundError(f"No dataset at {location.url}: the path {what}.")
+        return DatasetNotFoundError(f"The provided dataset path `{location.url}` {what}.")
     names = location.storage.list(location.url)
-    if rank_index_names(names):
-        hint = (
-            " Per-writer indexes are there: the merge did not run. litdata.complete_dataset("
-            f"{location.url!r}) finishes it."
-        )
+    media = raw_files_hint(location.url, local, names)
+    if media:
+        hint = media
     elif names:
         hint = f" It holds {len(names)} objects but no {INDEX_FILENAME}: did optimize() finish?"
     else:

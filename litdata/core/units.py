@@ -1,10 +1,10 @@
-"""Byte-size strings such as ``"64MB"``: decimal units, as LitData parses them."""
+"""Byte-size strings such as ``"64MB"``: decimal units, as LitData parses them (and shows them)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["parse_size"]
+__all__ = ["format_size", "parse_size"]
 
 _UNITS = {
     "tb": 10**12,
@@ -51,3 +51,11 @@ def parse_size(value: int | str, *, what: str = "size") -> int:
     if size <= 0:
         raise ValueError(f"{what} must be positive, got {value!r}")
     return size
+
+
+def format_size(size: float) -> str:
+    """A byte count for people, in the largest decimal unit it fills: ``"31.9 KB"``, ``"512 B"``."""
+    for unit, factor in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if abs(size) >= factor:
+            return f"{size / factor:,.1f} {unit}"
+    return f"{size:,.0f} B"

@@ -95,8 +95,8 @@ class Failed:
         if self.position is not None:
             where = f"input {self.position} ({self.item}) in {where}"
         return ProcessingError(
-            f"Processing failed on {where}: {self.message}\n\nOriginal traceback (in the "
-            f"worker):\n{self.traceback}"
+            f"We found the following error on {where}: {self.message}\n\nOriginal traceback "
+            f"(in the worker):\n{self.traceback}"
         )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import tempfile
@@ -19,13 +18,11 @@ from litdata.core.chunks.codecs import chunk_filename, compressor_provider, crea
 from litdata.core.chunks.layout import chunk_header, header_size
 from litdata.core.encryption import encryption_config
 from litdata.core.errors import (
-    DatasetExistsError,
     DatasetFormatError,
     LitdataWarning,
     PluginValidationError,
 )
 from litdata.core.index import (
-    INDEX_FILENAME,
     ChunkEntry,
     DatasetConfig,
     DatasetIndex,
@@ -35,14 +32,14 @@ from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.items.serializer_set import SerializerSet
 from litdata.core.keys import KeyRecorder, check_key_fn, keys_filename
 from litdata.core.protocols import Encryptor, Serializer
-from litdata.core.rank_indexes import merge_rank_indexes, rank_index_filename
+from litdata.core.rank_indexes import rank_index_filename
 from litdata.core.registry import hooks, registries
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import publish_bytes, publish_parts
 from litdata.core.storage.upload import Uploader
 from litdata.core.units import parse_size
 
-__all__ = ["ChunkWriter", "check_chunk_options", "write_dataset"]
+__all__ = ["ChunkWriter", "check_chunk_options", "write_samples"]
 
 logger = logging.getLogger(__name__)
 
@@ -322,78 +319,43 @@ def _digest(data: Buffer) -> tuple[str, str | None]:
     return checksum_of(data), None
 
 
-def write_dataset(
+def write_samples(
     samples: Iterable[Any],
-    output_dir: str | os.PathLike[str],
-    *,
-    chunk_size: int | None = None,
-    chunk_bytes: int | str | None = None,
-    compression: str | None = None,
-    serializers: Mapping[str, Serializer] | None = None,
-    item_loader: ItemLoader | None = None,
-    encryption: Encryptor | None = None,
-    storage_options: Mapping[str, Any] | None = None,
-    key_fn: Callable[[Any], Any] | None = None,
-) -> Path | str:
-    """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
+    make: Callable[..., ChunkWriter],
+    write_dir: str | os.PathLike[str] | None,
+    upload_to: Location | None,
+) -> None:
+    """Write ``samples`` with one writer: its chunks and its per-writer index, not ``index.json``.
 
     Args:
         samples: The samples, in order.
-        output_dir: A new or empty local directory, or a URL (chunks are uploaded as they are
-            written, ``index.json`` last).
-        chunk_size: Items per chunk (exactly one of this and ``chunk_bytes``).
-        chunk_bytes: Bytes per chunk, an int or a size string such as ``"64MB"``.
-        compression: A compressor spec, e.g. ``"zstd"``.
-        serializers: Extra serializers by name, probed before the installed ones.
-        item_loader: The item encoding (``TokensLoader()`` for token streams).
-        encryption: Encrypt each sample or chunk with this key (see its ``level``).
-        storage_options: Options for the storage backend of a URL (credentials, endpoint).
-        key_fn: ``sample -> key`` (an int or a str): write the ``keys/`` sidecar, so that
-            ``StreamingDataset(...)["key"]`` finds a sample by its id.
+        make: Builds the writer: ``make(folder)``, or ``make(folder, on_chunk=...)``.
+        write_dir: The local folder to write into; ``None`` with ``upload_to``.
+        upload_to: A remote location: the files are written into a temporary folder and
+            uploaded as they are written, the per-writer index last.
 
-    Returns:
-        The dataset directory (or its URL), which holds ``index.json`` once this returns.
+    On failure, the files written (and uploaded) are removed.
 
     Raises:
-        DatasetExistsError: ``output_dir`` already holds a dataset (a ``FileExistsError``).
         ValueError: No sample was given.
     """
-    location = resolve(output_dir, storage_options=storage_options)
-    if location.storage.exists(location.join(INDEX_FILENAME)):
-        raise DatasetExistsError(
-            f"{location.url} already holds a dataset (index.json exists). Choose another "
-            f"location or delete it first."
-        )
-    make = functools.partial(
-        ChunkWriter,
-        chunk_size=chunk_size,
-        chunk_bytes=chunk_bytes,
-        compression=compression,
-        serializers=serializers,
-        item_loader=item_loader,
-        encryption=encryption,
-        key_fn=key_fn,
-    )
-    local = location.local_path
-    if local is not None:
-        _write_all(samples, make(local), location)
-        merge_rank_indexes(location)
-        return Path(local)
+    if upload_to is None:
+        folder = Path(write_dir or ".")
+        _write_all(samples, make(folder), resolve(folder))
+        return
     with tempfile.TemporaryDirectory(prefix="litdata-write-") as staging:
-        uploader = Uploader(location)
+        uploader = Uploader(upload_to)
         writer = make(staging, on_chunk=lambda path, _: uploader.upload(path))
         try:
-            _write_all(samples, writer, location)
+            _write_all(samples, writer, upload_to)
             for name in writer.closing_files:
                 uploader.upload(Path(staging, name), last=True)
             uploader.wait()
         except BaseException:
             with contextlib.suppress(Exception):
                 uploader.wait()
-            _remove_written(writer, location)
+            _remove_written(writer, upload_to)
             raise
-    merge_rank_indexes(location)
-    return location.url
 
 
 def _write_all(samples: Iterable[Any], writer: ChunkWriter, location: Location) -> None:

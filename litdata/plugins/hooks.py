@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from litdata.core.index import INDEX_FILENAME, DatasetIndex
+from litdata.core.rank_indexes import rank_index_names
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.core.storage.location import scheme_of
 
@@ -22,8 +23,13 @@ def litdata_resolve_storage(url: str) -> str | None:
 
 @hookimpl(trylast=True)
 def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str | None:
-    """A location with an ``index.json`` (or a supplied index) holds native chunks."""
+    """Native chunks: a location with ``index.json``, a supplied index, or per-writer indexes.
+
+    Per-writer indexes (``<rank>.index.json``) whose merge did not run are merged on open.
+    """
     if index is not None or location.storage.exists(location.join(INDEX_FILENAME)):
+        return "chunks"
+    if location.pattern is None and rank_index_names(location.storage.list(location.url)):
         return "chunks"
     return None
 

@@ -13,11 +13,11 @@ from tqdm.auto import tqdm
 from litdata.core.index import INDEX_FILENAME, index_from_bytes
 from litdata.core.items.loaders import PyTreeLoader
 from litdata.core.keys import KEYS_DIR, KeyRecorder, KeysPart, check_key_fn, merge_keys
+from litdata.core.output_lock import OutputLock
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.rank_indexes import publish_index
 from litdata.core.reader import DatasetReader
 from litdata.core.storage.location import Location, resolve
-from litdata.processing.lock import OutputLock
 
 __all__ = ["build_keys_index"]
 

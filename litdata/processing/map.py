@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from litdata.core.output_lock import LOCK_FILENAME, OutputLock
 from litdata.core.protocols import Executor
 from litdata.core.storage.location import resolve
 from litdata.processing.job import MapJob
-from litdata.processing.lock import LOCK_FILENAME, OutputLock
 from litdata.processing.readers import with_reader
 from litdata.processing.run import (
     check_fn,
@@ -115,6 +115,9 @@ def map(  # LitData's public name
     check_workers(num_workers, len(items))
     runner = resolve_executor(executor, start_method, executor_options)
     nodes = check_nodes(runner, num_nodes)
+    downloads = input_downloads(
+        input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
+    )
     location = resolve(output_dir, storage_options=storage_options)
     local = location.local_path
     if local is not None:
@@ -134,9 +137,7 @@ def map(  # LitData's public name
                 fn,
                 None if local is None else Path(local),
                 location if local is None else None,
-                input_downloads(
-                    input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
-                ),
+                downloads,
                 upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
                 arguments=wants,
             ),

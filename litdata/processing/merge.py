@@ -11,13 +11,14 @@ from dataclasses import replace
 from typing import Any
 
 from litdata.core.chunks.codecs import chunk_filename
+from litdata.core.completion import publish_merged
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.keys import dataset_keys_parts, merge_keys
-from litdata.core.rank_indexes import merge_rank_indexes, publish_index
+from litdata.core.output_lock import OutputLock
+from litdata.core.rank_indexes import publish_index
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import publishing
-from litdata.processing.lock import OutputLock
 
 __all__ = ["complete_dataset", "is_complete_dataset", "merge_datasets"]
 
@@ -40,17 +41,20 @@ def is_complete_dataset(input_dir: str | os.PathLike[str] | Location) -> bool:
 def complete_dataset(input_dir: str | os.PathLike[str]) -> str:
     """Merge the per-worker indexes of an interrupted ``optimize`` into ``index.json``.
 
-    A no-op when the dataset is already complete.
+    A no-op when the dataset is already complete. The merge runs under the output lock, once
+    (see ``litdata.core.completion``); what a litdata run that did not finish left is merged
+    too, since you ask for it.
 
     Returns:
         The path (or URL) of ``index.json``.
 
     Raises:
         DatasetNotFoundError: There is neither an ``index.json`` nor a per-worker index.
+        OutputLockedError: A writer still writes the dataset.
     """
     location = resolve(input_dir)
     if not is_complete_dataset(location):
-        merge_rank_indexes(location)
+        publish_merged(location, take_over=True)
     return location.join(INDEX_FILENAME)
 
 

@@ -8,15 +8,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from litdata.core.errors import DatasetFormatError
-from litdata.core.index import DatasetConfig, DatasetIndex
+from litdata.core.index import DatasetConfig
 from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.keys import check_key_fn
 from litdata.core.protocols import ClusterExecutor, Encryptor, Executor, Serializer
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.core.writer import check_chunk_options
 from litdata.processing.job import OptimizeJob
-from litdata.processing.output import prepare_output
+from litdata.processing.output import check_append, prepare_output
 from litdata.processing.readers import with_reader
 from litdata.processing.run import (
     check_fn,
@@ -67,35 +66,6 @@ def _ordered(
     return bool(keep_data_ordered or use_checkpoint or align_chunking)
 
 
-_WRITER_KEYS = ("chunk_size", "chunk_bytes", "compression", "item_loader")
-
-
-def _check_append(
-    existing: DatasetConfig,
-    chunk_size: int | None,
-    chunk_bytes: int | None,
-    compression: str | None,
-    item_loader: ItemLoader | None,
-) -> None:
-    """Refuse, before any work, writer settings that differ from the dataset's."""
-    given = DatasetConfig(
-        chunk_bytes=chunk_bytes,
-        chunk_size=chunk_size,
-        compression=compression,
-        item_loader=(item_loader or PyTreeLoader()).name,
-    )
-    ours, recorded = given.core(), existing.core()
-    different = [
-        f"{key}={ours[key]!r} (the dataset has {recorded[key]!r})"
-        for key in given.differences(existing, _WRITER_KEYS)
-    ]
-    if different:
-        raise DatasetFormatError(
-            f"mode='append' needs the settings the dataset was written with: "
-            f"{'; '.join(different)}."
-        )
-
-
 def _check_keys(
     key_fn: Callable[[Any], Any] | None, use_checkpoint: bool, item_loader: ItemLoader | None
 ) -> None:
@@ -108,22 +78,6 @@ def _check_keys(
             "key_fn cannot be combined with use_checkpoint=True yet: a resumed run would lose "
             "the keys of the samples written before the interruption. Optimize without "
             "use_checkpoint, or call build_keys_index() on the finished dataset."
-        )
-
-
-def _check_append_keys(
-    existing: DatasetIndex, url: str, key_fn: Callable[[Any], Any] | None
-) -> None:
-    """Refuse, before any work, an append that would leave some samples without keys."""
-    if existing.keys is not None and key_fn is None:
-        raise ValueError(
-            f"The dataset at {url} has a keys sidecar: pass its key_fn to mode='append' so the "
-            f"new samples get keys too."
-        )
-    if existing.keys is None and key_fn is not None and existing.num_items:
-        raise ValueError(
-            f"The dataset at {url} has no keys sidecar, so its samples have no keys: call "
-            f"build_keys_index({url!r}, key_fn) first, then append with key_fn."
         )
 
 
@@ -260,6 +214,9 @@ def optimize(
         "key_fn": key_fn,
     }
 
+    downloads = input_downloads(
+        input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
+    )
     output = prepare_output(output_dir, mode, use_checkpoint, storage_options=storage_options)
     start = time.monotonic()
     try:
@@ -272,11 +229,14 @@ def optimize(
             if items is None
             else deal(items, workers, ordered, aligned, balance)
         )
-        if output.existing is not None:
-            _check_append(
-                output.existing.config, chunk_size, target_bytes, compression, item_loader
-            )
-            _check_append_keys(output.existing, output.location.url, key_fn)
+        check_append(
+            output,
+            chunk_size=chunk_size,
+            chunk_bytes=target_bytes,
+            compression=compression,
+            item_loader=item_loader,
+            key_fn=key_fn,
+        )
         job = OptimizeJob(
             fn,
             output.write_dir,
@@ -286,9 +246,7 @@ def optimize(
             output.existing.config if output.existing and output.existing.chunks else None,
             output.chunk_starts,
             upload_to=output.upload_to,
-            inputs=input_downloads(
-                input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
-            ),
+            inputs=downloads,
             upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices

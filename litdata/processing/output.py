@@ -1,6 +1,6 @@
 """The output of ``optimize``: its lock, its mode, where workers write, and how it is published.
 
-- One writer per output (:class:`~litdata.processing.lock.OutputLock`).
+- One writer per output (:class:`~litdata.core.output_lock.OutputLock`).
 - ``mode=None``: an output holding a dataset is refused; one holding files that are not part
   of a dataset is refused too (unless they are the leftovers of a failed litdata run, which
   are removed, or kept for a resume with ``use_checkpoint``).
@@ -11,6 +11,8 @@
 - ``mode="append"``: new chunks continue each writer rank's numbering after the existing
   chunks, and ``index.json`` lists the old chunks first. With ``use_checkpoint``, an
   interrupted append resumes like any other run.
+- A local output folder the run created is removed again when the run fails and leaves it
+  empty.
 
 Remote outputs are written by each worker into a local folder of its own, and every chunk is
 uploaded as soon as it is written (in the background); ``index.json`` is published last.
@@ -18,10 +20,11 @@ uploaded as soon as it is written (in the background); ``index.json`` is publish
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,15 +32,16 @@ from typing import Any
 from litdata.core.chunks.codecs import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.index import INDEX_FILENAME, DatasetConfig, DatasetIndex, index_from_bytes
+from litdata.core.items.loaders import ItemLoader, PyTreeLoader
 from litdata.core.keys import KEYS_DIR, remove_keys, writer_keys_names
+from litdata.core.output_lock import LOCK_FILENAME, OutputLock
 from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import published_name
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
-from litdata.processing.lock import LOCK_FILENAME, OutputLock
 from litdata.processing.update import SCRATCH as UPDATE_SCRATCH
 
-__all__ = ["MODES", "Output", "prepare_output"]
+__all__ = ["MODES", "Output", "check_append", "prepare_output"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +49,8 @@ MODES = (None, "append", "overwrite")
 STAGING = ".litdata-staging"
 _OURS = {INDEX_FILENAME, LOCK_FILENAME, CHECKPOINT_DIR, STAGING, KEYS_DIR, UPDATE_SCRATCH}
 _SHOWN = 5  # foreign files named in a refusal
+#: The writer settings an append must share with the dataset.
+_WRITER_KEYS = ("chunk_size", "chunk_bytes", "compression", "item_loader")
 
 
 def dataset_files(names: Collection[str]) -> list[str]:
@@ -100,6 +106,8 @@ class Output:
         chunk_starts: The first chunk number of each writer rank (append).
         keep_on_failure: Leave partial output for a resume (``use_checkpoint``).
         staged: Whether ``write_dir`` is a local staging folder swapped in when complete.
+        created: Whether this run created the local output folder (removed again if a
+            failed run leaves it empty).
     """
 
     location: Location
@@ -109,6 +117,7 @@ class Output:
     chunk_starts: dict[int, int] = field(default_factory=dict)
     keep_on_failure: bool = False
     staged: bool = False
+    created: bool = False
     _before: frozenset[str] = frozenset()
 
     @property
@@ -158,6 +167,9 @@ class Output:
                 _remove(self.location, dataset_files(added))
         finally:
             self.lock.release(keep_marker=self.keep_on_failure)
+            if self.created and not self.keep_on_failure and self.location.local_path:
+                with contextlib.suppress(OSError):  # not empty: something else is there
+                    os.rmdir(self.location.local_path)
 
 
 def _chunk_starts(names: Collection[str], existing: DatasetIndex) -> dict[int, int]:
@@ -182,14 +194,64 @@ def _refuse_foreign(location: Location, foreign: list[str]) -> DatasetExistsErro
     )
 
 
+def check_append(
+    output: Output,
+    *,
+    chunk_size: int | None,
+    chunk_bytes: int | None,
+    compression: str | None,
+    item_loader: ItemLoader | None,
+    key_fn: Callable[[Any], Any] | None,
+) -> None:
+    """Refuse, before any work, an append whose settings or keys differ from the dataset's.
+
+    Raises:
+        DatasetFormatError: A writer setting differs from the one the dataset was written with.
+        ValueError: The dataset has keys and ``key_fn`` is missing, or the reverse.
+    """
+    existing, url = output.existing, output.location.url
+    if existing is None:
+        return
+    given = DatasetConfig(
+        chunk_bytes=chunk_bytes,
+        chunk_size=chunk_size,
+        compression=compression,
+        item_loader=(item_loader or PyTreeLoader()).name,
+    )
+    ours, recorded = given.core(), existing.config.core()
+    different = [
+        f"{key}={ours[key]!r} (the dataset has {recorded[key]!r})"
+        for key in given.differences(existing.config, _WRITER_KEYS)
+    ]
+    if different:
+        raise DatasetFormatError(
+            f"mode='append' needs the settings the dataset was written with: "
+            f"{'; '.join(different)}."
+        )
+    if existing.keys is not None and key_fn is None:
+        raise ValueError(
+            f"The dataset at {url} has a keys sidecar: pass its key_fn to mode='append' so the "
+            f"new samples get keys too."
+        )
+    if existing.keys is None and key_fn is not None and existing.num_items:
+        raise ValueError(
+            f"The dataset at {url} has no keys sidecar, so its samples have no keys: call "
+            f"build_keys_index({url!r}, key_fn) first, then append with key_fn."
+        )
+
+
 def prepare_output(
     output_dir: str | os.PathLike[str],
     mode: str | None,
     use_checkpoint: bool,
     *,
     storage_options: Mapping[str, Any] | None = None,
+    command: str = "optimize",
 ) -> Output:
     """Lock the output and get it ready for a run in ``mode``.
+
+    ``command`` names the writer (``"optimize"``, ``"write_dataset"``) in another writer's
+    refusal.
 
     Raises:
         ValueError: ``mode`` is unknown, or the path is a file.
@@ -198,20 +260,29 @@ def prepare_output(
         DatasetFormatError: ``mode="append"`` to a dataset whose chunks cannot be extended.
     """
     if mode not in MODES:
-        raise ValueError(f"mode={mode!r} is not valid: use None, 'append' or 'overwrite'.")
+        raise ValueError(
+            f"The provided `mode` should be either `append` or `overwrite` (or None, to write a "
+            f"new dataset); got mode={mode!r}."
+        )
     location = resolve(output_dir, storage_options=storage_options)
     local = location.local_path
+    created = local is not None and not os.path.exists(local)
     if local is not None:
         if os.path.exists(local) and not os.path.isdir(local):
             raise ValueError(f"output_dir {local} is a file; give a directory.")
         os.makedirs(local, exist_ok=True)
-    lock = OutputLock(location, "optimize")
+    lock = OutputLock(location, command)
     lock.acquire()
     try:
-        return _prepare(location, lock, mode, use_checkpoint)
+        output = _prepare(location, lock, mode, use_checkpoint)
     except BaseException:
         lock.release(keep_marker=lock.found_stale)
+        if created and local is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(local)
         raise
+    output.created = created
+    return output
 
 
 def _prepare(location: Location, lock: OutputLock, mode: str | None, resume: bool) -> Output:
@@ -227,8 +298,10 @@ def _prepare(location: Location, lock: OutputLock, mode: str | None, resume: boo
         foreign = [*leftovers, *foreign]  # files named like chunks, but not left by a run
     if mode is None and has_index:
         raise DatasetExistsError(
-            f"{location.url} already holds a dataset (index.json). Datasets are immutable: use "
-            f"mode='append' to add samples, mode='overwrite' to replace it, or another location."
+            f"{location.url} already holds a dataset (index.json), and datasets are immutable. "
+            f"HINT: If you want to append/overwrite to the existing dataset, use mode='append' "
+            f"(adds the new samples after its own) or mode='overwrite' (replaces it); or write "
+            f"to another location."
         )
     if foreign and mode != "overwrite":
         raise _refuse_foreign(location, foreign)

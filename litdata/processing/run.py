@@ -138,15 +138,29 @@ def input_downloads(
 ) -> InputDownloads | None:
     """What downloads the files inputs name under a remote ``input_dir`` (``None``: nothing).
 
+    A local ``input_dir`` needs no downloads (``fn`` reads the files where they are), but it
+    must exist.
+
     Args:
-        input_dir: The remote folder, or ``None``.
+        input_dir: The folder, or ``None``.
         storage_options: Its storage options.
         threads: Files of one input fetched at once (LitData's ``num_downloaders``).
+
+    Raises:
+        FileNotFoundError: A local ``input_dir`` is not a folder.
     """
     if input_dir is None:
         return None
     location = resolve(input_dir, storage_options=storage_options)
-    if location.local_path is not None:
+    local = location.local_path
+    if local is not None:
+        if not os.path.isdir(local):
+            what = "is a file" if os.path.exists(local) else "does not exist"
+            raise FileNotFoundError(
+                f"input_dir={os.fspath(input_dir)!r} {what}: it must be the folder the inputs' "
+                f"files are in. Check the path, or leave input_dir out when the inputs name "
+                f"their files themselves."
+            )
         return None
     return InputDownloads(location, threads=threads or 2)
 

@@ -63,7 +63,10 @@ def check_weights(weights: Sequence[float] | None, count: int) -> list[float] | 
         return None
     values = list(weights)
     if len(values) != count:
-        raise ValueError(f"weights has {len(values)} entries for {count} inputs; give one each.")
+        raise ValueError(
+            f"The provided weights length should match the inputs' length: weights has "
+            f"{len(values)} entries for {count} inputs; give one weight per input."
+        )
     bad = [w for w in values if isinstance(w, bool) or not isinstance(w, int | float) or w <= 0]
     if bad:
         raise ValueError(f"weights must be positive numbers; got {bad[:5]}.")

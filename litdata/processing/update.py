@@ -34,13 +34,13 @@ from litdata.core.chunks.codecs import chunk_filename, parse_chunk_generation
 from litdata.core.errors import DatasetFormatError, SampleError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex
 from litdata.core.keys import KEYS_DIR, normalize_key
+from litdata.core.output_lock import OutputLock
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.rank_indexes import publish_index
 from litdata.core.reader import DatasetReader
 from litdata.core.storage.location import Location, resolve
 from litdata.core.storage.publish import stale_temporaries
 from litdata.core.writer import ChunkWriter
-from litdata.processing.lock import OutputLock
 
 __all__ = ["DatasetUpdate", "dataset_update"]
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["walk"]
 
@@ -24,9 +25,10 @@ class walk:  # LitData's name: a class used like the function os.walk
     """Yield ``(dirpath, dirnames, filenames)`` for every folder under ``folder``.
 
     Folders are listed by ``max_workers`` threads at once (network file systems answer a
-    listing slowly, so listing many in parallel is much faster), so the order is not
-    ``os.walk``'s: a folder comes before its subfolders, and names are sorted within one.
-    As with ``os.walk``, removing names from ``dirnames`` skips those subfolders.
+    listing slowly, so listing many in parallel is much faster), and yielded breadth-first,
+    as LitData's walk yields them, in sorted order: a folder, then its subfolders by name,
+    level by level, with names sorted within each, whichever listing finishes first. As with
+    ``os.walk``, removing names from ``dirnames`` skips those subfolders.
 
     Args:
         folder: The local root folder.
@@ -39,12 +41,14 @@ class walk:  # LitData's name: a class used like the function os.walk
 
     def __iter__(self) -> Iterator[Entry]:
         with ThreadPoolExecutor(self.max_workers, thread_name_prefix="litdata-walk") as pool:
-            pending: set[Future[Entry]] = {pool.submit(_list, self.folder)}
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    dirpath, dirnames, filenames = future.result()
+            queued: deque[Future[Entry]] = deque([pool.submit(_list, self.folder)])
+            try:
+                while queued:
+                    dirpath, dirnames, filenames = queued.popleft().result()
                     yield dirpath, dirnames, filenames  # the caller may prune dirnames
-                    pending.update(
+                    queued.extend(
                         pool.submit(_list, os.path.join(dirpath, name)) for name in dirnames
                     )
+            finally:  # a caller that stops early waits for no more listings
+                for future in queued:
+                    future.cancel()

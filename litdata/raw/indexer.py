@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from litdata.core import config
-from litdata.core.cache.directory import cache_home, make_folder
+from litdata.core.cache.directory import cache_home, make_folder, record_source
 from litdata.core.chunks.framing import framed_limit
 from litdata.core.guards import is_member
 from litdata.core.storage.location import Location, resolve
@@ -197,6 +197,7 @@ def load_or_build_index(
             )
         data = _encode(location.url, files)
         make_folder(kept.parent)
+        record_source(kept.parent, location.url)
         publish_bytes(kept, data, mode=config.cache_mode())
         if remote:
             _share(location, data)
@@ -232,6 +233,7 @@ def _kept(location: Location, kept: Path, remote: bool) -> list[FileMetadata] | 
         return None
     if files is not None:
         make_folder(kept.parent)
+        record_source(kept.parent, location.url)
         publish_bytes(kept, data, mode=config.cache_mode())
     return files
 

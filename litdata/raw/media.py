@@ -4,20 +4,9 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["MEDIA_EXTENSIONS", "list_media_folder"]
+from litdata.core.media_kinds import MEDIA_EXTENSIONS
 
-#: The file extensions of each media kind (lower case, without the dot).
-MEDIA_EXTENSIONS: dict[str, frozenset[str]] = {
-    "text": frozenset({"txt", "md"}),
-    "image": frozenset({"jpg", "jpeg", "png", "bmp", "gif", "webp", "tif", "tiff"}),
-    "video": frozenset(
-        {"mp4", "ogv", "mjpeg", "avi", "mov", "h264", "mpg", "mpeg", "webm", "wmv", "mkv"}
-    ),
-    "audio": frozenset({"wav", "mp3", "flac", "ogg", "opus", "m4a", "aac", "wma", "pcm"}),
-    "mesh": frozenset({"glb", "ply", "stl"}),
-    "pdf": frozenset({"pdf"}),
-    "nifti": frozenset({"nii", "nii.gz"}),
-}
+__all__ = ["MEDIA_EXTENSIONS", "list_media_folder"]
 
 
 def _matches(name: str, extensions: frozenset[str]) -> bool:

@@ -50,10 +50,44 @@ def _pyg_batch(graphs: list[Any]) -> Any:
     return Batch.from_data_list(graphs)
 
 
+def _stacked(values: list[Any], where: str) -> Any:
+    """``_leaves(values)``; values of different shapes fail with what to do about them."""
+    try:
+        return _leaves(values)
+    except TypeError as error:
+        if not str(error).startswith("default_collate: batch must contain"):
+            raise
+        raise TypeError(
+            f"{where}: a batch cannot hold {type(values[0]).__qualname__} values as they are. "
+            f"Turn them into arrays or tensors in a transform (torchvision's pil_to_tensor for "
+            f"images), or batch them another way with StreamingDataLoader(collate_fn=...), e.g. "
+            f"collate_fn=list for a list of samples. ({error})"
+        ) from error
+    except RuntimeError as error:
+        shapes = list(dict.fromkeys(tuple(v.shape) for v in values if hasattr(v, "shape")))
+        if len(shapes) <= 1 and "equal size" not in str(error):
+            raise
+        seen = f" ({shapes[0]}, {shapes[1]}...)" if len(shapes) > 1 else ""
+        raise RuntimeError(
+            f"{where}: the samples of this batch have different shapes{seen}, and a batch "
+            f"stacks them into one tensor. Give them one shape (resize or crop them in a "
+            f"transform), or batch them another way with StreamingDataLoader(collate_fn=...), "
+            f"e.g. collate_fn=list for a list of samples. ({error})"
+        ) from error
+
+
 def litdata_collate(batch: Sequence[Any]) -> Any:
-    """Collate a list of samples into a batch, as ``default_collate`` does."""
+    """Collate a list of samples into a batch, as ``default_collate`` does.
+
+    Raises:
+        RuntimeError: Tensors or arrays of different shapes in one place of the samples; the
+            message names the place and says how to batch them.
+        TypeError: Values no batch can hold (PIL images...), with the same advice.
+    """
     samples = list(batch)
     first = samples[0]
     if type(first) is dict:
-        return {key: _leaves([sample[key] for sample in samples]) for key in first}
-    return _leaves(samples)
+        return {
+            key: _stacked([sample[key] for sample in samples], f"sample[{key!r}]") for key in first
+        }
+    return _stacked(samples, "sample")

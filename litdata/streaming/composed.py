@@ -99,6 +99,15 @@ class ComposedDataset(IterableDataset[Any]):
         for child in self.datasets:
             child.set_drop_last(drop_last)
 
+    def settings(self) -> Any:
+        """Every dataset's ``shuffle`` and ``drop_last``, for ``restore_settings``."""
+        return [child.settings() for child in self.datasets]
+
+    def restore_settings(self, saved: Any) -> None:
+        """Put back what ``settings()`` returned."""
+        for child, own in zip(self.datasets, saved, strict=True):
+            child.restore_settings(own)
+
     def set_num_workers(self, num_workers: int) -> None:
         """Plan for ``num_workers`` DataLoader workers."""
         self._num_workers = max(1, num_workers)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
@@ -60,6 +61,14 @@ class Streamable(Protocol):
 
     def set_drop_last(self, drop_last: bool) -> None:
         """Change ``drop_last``."""
+        ...
+
+    def settings(self) -> Any:
+        """``shuffle`` and ``drop_last`` as set now (an opaque value)."""
+        ...
+
+    def restore_settings(self, saved: Any) -> None:
+        """Put back what ``settings()`` returned."""
         ...
 
     def set_batch_size(self, batch_size: int) -> None:
@@ -119,8 +128,9 @@ class StreamingDataLoader(DataLoader[Any]):
             ``ParallelStreamingDataset``.
         batch_size: Samples per batch.
         num_workers: Worker processes (0: read in this process).
-        shuffle: Overrides the dataset's ``shuffle`` when given.
-        drop_last: Overrides the dataset's ``drop_last`` when given.
+        shuffle: Overrides the dataset's ``shuffle`` when given, for this loader's epochs only
+            (another loader over the same dataset keeps the dataset's own).
+        drop_last: Overrides the dataset's ``drop_last`` when given, for this loader only.
         collate_fn: Makes a batch from a list of samples, inside the workers;
             ``litdata_collate`` (PyTorch's default collation, faster) by default.
         profile_batches: Trace this many batches of worker 0 (of the main process without
@@ -170,10 +180,13 @@ class StreamingDataLoader(DataLoader[Any]):
             kwargs.pop("prefetch_factor", None)  # only meaningful with workers
         if args:
             raise TypeError("Pass StreamingDataLoader's options by keyword (batch_size=...).")
-        if shuffle is not None:
-            dataset.set_shuffle(shuffle)
-        if drop_last is not None:
-            dataset.set_drop_last(drop_last)
+        self._shuffle, self._drop_last = shuffle, drop_last
+        saved = dataset.settings()
+        try:  # checks them now; they apply while this loader iterates or measures its epoch
+            self._apply(dataset)
+        finally:
+            dataset.restore_settings(saved)
+        # These stay on the dataset, as in LitData: len(dataset) counts this loader's epoch.
         dataset.set_batch_size(batch_size)
         dataset.set_num_workers(num_workers)
         self._collate: Callable[[list[Any]], Any] = collate_fn or litdata_collate
@@ -214,8 +227,45 @@ class StreamingDataLoader(DataLoader[Any]):
     def _streamable(self) -> Streamable:
         return self.dataset  # type: ignore[return-value]
 
+    def _apply(self, dataset: Streamable) -> None:
+        """Give ``dataset`` this loader's ``shuffle`` and ``drop_last``, where it has them."""
+        if self._shuffle is not None:
+            dataset.set_shuffle(self._shuffle)
+        if self._drop_last is not None:
+            dataset.set_drop_last(self._drop_last)
+
+    @contextmanager
+    def _own_settings(self) -> Iterator[Streamable]:
+        """The dataset with this loader's ``shuffle``/``drop_last``, and its own ones after."""
+        dataset = self._streamable
+        saved = dataset.settings()
+        self._apply(dataset)
+        try:
+            yield dataset
+        finally:
+            dataset.restore_settings(saved)
+
     def __len__(self) -> int:
-        return self._streamable.num_batches(self.num_workers, self.samples_per_batch)
+        with self._own_settings() as dataset:
+            return dataset.num_batches(self.num_workers, self.samples_per_batch)
+
+    def _warn_if_empty(self, dataset: Streamable) -> None:
+        """Say so when ``drop_last`` leaves no whole batch: an empty epoch is never silent."""
+        items = dataset.agreement()["items"]
+        try:
+            if not items or dataset.num_batches(self.num_workers, self.samples_per_batch):
+                return
+        except TypeError:  # a mixture without a fixed length
+            return
+        workers = max(1, self.num_workers)
+        warnings.warn(
+            f"This epoch of StreamingDataLoader is empty: drop_last keeps only whole batches of "
+            f"{self.samples_per_batch}, and the dataset's {items} samples, split over this "
+            f"rank's {workers} worker(s) and every rank, leave none. Lower batch_size (or "
+            f"num_workers), or pass drop_last=False to keep the partial batches.",
+            LitdataWarning,
+            stacklevel=3,
+        )
 
     @property
     def num_samples_yielded(self) -> int:
@@ -237,7 +287,11 @@ class StreamingDataLoader(DataLoader[Any]):
         return iterator
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]  # yields unwrapped batches
-        dataset = self._streamable
+        with self._own_settings() as dataset:
+            yield from self._epoch(dataset)
+
+    def _epoch(self, dataset: Streamable) -> Iterator[Any]:
+        """One epoch's batches (or the rest of one, when resuming)."""
         if self._broken_off and getattr(dataset, "continues_after_break", False):
             self.load_state_dict(self.state_dict())  # pick the epoch up where it stopped
         self._broken_off = True  # until the epoch's last batch
@@ -254,6 +308,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self._batches = [0] * workers
         self._latest_worker = -1
         check_ranks_agree(self, dataset.agreement)
+        self._warn_if_empty(dataset)
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
         envelopes: Iterator[Any] = super().__iter__()  # the workers start here
         tracer = tracing.current()
@@ -286,6 +341,10 @@ class StreamingDataLoader(DataLoader[Any]):
 
     def state_dict(self) -> dict[str, Any]:
         """Where this epoch stands; pass it to ``load_state_dict`` to continue from here."""
+        with self._own_settings():
+            return self._state_dict()
+
+    def _state_dict(self) -> dict[str, Any]:
         workers = max(1, self.num_workers)
         counts = self._counts or [[0] * self._streamable.num_sources for _ in range(workers)]
         return {
@@ -309,13 +368,16 @@ class StreamingDataLoader(DataLoader[Any]):
         """Continue from ``state`` at the next iteration.
 
         A state saved once an epoch was finished (as Lightning checkpoints at the end of an
-        epoch) continues with the whole next epoch.
+        epoch), or after its last batch, continues with the whole next epoch.
 
         Raises:
             ValueError: The state belongs to another dataset or other settings, or it records
                 more samples than the dataset has.
         """
-        state = dict(require_loader_state(state))
+        with self._own_settings():
+            self._load_state_dict(dict(require_loader_state(state)))
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None:
         samples = int(state["num_samples_yielded"])
         length = self._streamable.agreement()["items"]
         if length is not None and samples > length:
@@ -329,6 +391,13 @@ class StreamingDataLoader(DataLoader[Any]):
             self._restoring = False
             return
         self._streamable.load_state_dict(state["dataset"])
+        per_epoch = length_of(self._streamable)
+        if isinstance(per_epoch, int) and samples >= per_epoch:
+            # Saved after the epoch's last batch, before the loop saw its end: what comes
+            # next is the next epoch, as in LitData, not an empty rest of this one.
+            self._streamable.reset_state_dict()
+            self._restoring = False
+            return
         self._base_samples = samples
         self._restoring = True
 

@@ -180,6 +180,14 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         check_options(self.shuffle, drop_last, self.seed, self.max_pre_download, None)
         self.drop_last = drop_last
 
+    def settings(self) -> Any:
+        """``shuffle`` and ``drop_last`` as set now, for ``restore_settings``."""
+        return self.shuffle, self._strategy, self.drop_last
+
+    def restore_settings(self, saved: Any) -> None:
+        """Put back what ``settings()`` returned (a loader's overrides end with its epoch)."""
+        self.shuffle, self._strategy, self.drop_last = saved
+
     def set_batch_size(self, batch_size: int) -> None:
         """Plan for batches of ``batch_size`` (every worker's share is whole batches)."""
         self._batch_size = check_batch_size(batch_size)

@@ -133,7 +133,7 @@ class ParallelStreamingDataset(ComposedDataset):
         rank, world = rank_and_world()
         topology = Topology(world, max(1, num_workers), 1)
         if self.length is None:
-            shares = [child.shares(num_workers, 1) for child in self.datasets]
+            shares = [child.shares(num_workers, self._batch_size) for child in self.datasets]
             return [min(column) for column in zip(*shares, strict=True)]
         if self.length == math.inf:
             raise TypeError("An infinite ParallelStreamingDataset has no length.")
@@ -169,7 +169,7 @@ class ParallelStreamingDataset(ComposedDataset):
         self, child: StreamingDataset, logical: int, topology: Topology, start: int
     ) -> Iterator[Any]:
         """A cycled child's samples for this worker, from position ``start`` of its passes."""
-        size = child.shares(topology.num_workers, 1)[logical]  # the same in every pass
+        size = child.shares(topology.num_workers, topology.batch_size)[logical]  # every pass
         if size == 0:
             return
         cycle, start = divmod(start, size)
@@ -180,7 +180,8 @@ class ParallelStreamingDataset(ComposedDataset):
             start, cycle = 0, cycle + 1
 
     def _runs(self, logical: int, topology: Topology) -> Iterator[tuple[int, list[Any]]]:
-        child_topology = Topology(topology.world_size, topology.num_workers, 1)
+        # Each dataset is split among the workers in whole batches, as LitData splits it.
+        child_topology = Topology(topology.world_size, topology.num_workers, self._batch_size)
         exact = self._resume is not None and self._same_topology(topology)
         done = self._saved("steps", topology)[logical]
         streams: list[Iterator[Any]]
@@ -245,6 +246,9 @@ class ParallelStreamingDataset(ComposedDataset):
         if self.is_infinite():
             return None
         return int(self.length) * rank_and_world()[1]
+
+    def _child_batch_size(self, position: int) -> int:
+        return self._batch_size
 
     def _loads_children(self) -> bool:
         # Cycled datasets are placed by the step count; the others resume (maybe elastically)

@@ -5,7 +5,8 @@ when ``num_workers=0``) with ``torch.profiler`` from batch ``profile_skip_batche
 batches (``True``: the whole epoch) into ``<profile_dir>/result.json`` (Chrome trace) and
 ``result.txt`` (a table of the most expensive operators). ``profile_cprofile=True`` writes
 ``cprofile_worker0.prof`` / ``.txt`` for worker 0 and ``cprofile_main.prof`` / ``.txt`` for the
-training loop. Only global rank 0 profiles.
+training loop. One or the other per loader, as in LitData: both install a profiler. Only global
+rank 0 profiles.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class ProfileSettings:
         batches: Batches to trace with ``torch.profiler``; ``True`` for all; ``None`` or 0: none.
         skip_batches: Batches to let pass before tracing.
         directory: Where the files go.
-        cprofile: Also collect cProfile statistics of worker 0 and the training loop.
+        cprofile: Collect cProfile statistics of worker 0 and the training loop instead.
     """
 
     batches: int | bool | None
@@ -61,12 +62,20 @@ class ProfileSettings:
         """Validated settings, or ``None`` when nothing is profiled.
 
         Raises:
-            ValueError: A count is negative, or ``profile_batches`` is neither an int nor a bool.
+            ValueError: A count is negative, ``profile_batches`` is neither an int nor a bool,
+                or both ``profile_batches`` and ``profile_cprofile`` are given.
         """
         if batches is not None and not isinstance(batches, int):
             raise ValueError(f"profile_batches must be an int or True, got {batches!r}.")
         if (batches is not None and batches < 0) or (skip_batches or 0) < 0:
             raise ValueError("profile_batches and profile_skip_batches cannot be negative.")
+        if batches and cprofile:
+            raise ValueError(
+                "`profile_batches` (torch.profiler) and `profile_cprofile` both install a "
+                "profiler; enable only one of them per loader, as in LitData: profile_batches=N "
+                "traces N batches of worker 0, profile_cprofile=True collects Python call "
+                "statistics of worker 0 and of the training loop."
+            )
         if not batches and not cprofile:
             return None
         folder = os.fspath(directory) if directory is not None else os.getcwd()

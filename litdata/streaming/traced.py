@@ -6,6 +6,7 @@ otherwise their loops run unchanged, so tracing costs nothing per batch or sampl
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,19 +18,20 @@ __all__ = ["traced_batches", "traced_read"]
 def traced_batches(batches: Iterator[Any], tracer: Tracer, epoch: int) -> Iterator[Any]:
     """``batches`` with a ``dataloader`` span over the epoch and a ``batch`` span per batch.
 
-    A ``batch`` span is the time the training loop waited for that batch.
+    A ``batch`` span is the time the training loop waited for that batch: one per batch, as
+    LitData records them (the wait for the end of the epoch is no batch; the ``dataloader``
+    span covers it).
     """
     tracer.begin("dataloader", "epoch", epoch=epoch)
     number = 0
     try:
         while True:
-            tracer.begin("batch", "batch", batch=number, epoch=epoch)
+            asked = time.perf_counter()
             try:
                 batch = next(batches)
             except StopIteration:
-                tracer.end("batch", "batch", batch=number, epoch=epoch, last=True)
                 return
-            tracer.end("batch", "batch", batch=number, epoch=epoch)
+            tracer.span("batch", "batch", time.perf_counter() - asked, batch=number, epoch=epoch)
             yield batch
             number += 1
     finally:

@@ -4,6 +4,7 @@ import torch
 from helpers import snapshot
 
 import litdata as ld
+from litdata.core.errors import DatasetFormatError
 from litdata.testing import assert_samples_equal
 
 
@@ -88,8 +89,10 @@ def test_more_chunks_than_open_maps(tmp_path):
 def test_missing_directory_and_missing_index(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         ld.DatasetReader(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="Nothing is there"):
+        ld.DatasetReader(tmp_path)
     (tmp_path / "0.index.json").write_text("{}")
-    with pytest.raises(FileNotFoundError, match="complete_dataset"):
+    with pytest.raises(DatasetFormatError, match=r"0\.index\.json is not a valid litdata index"):
         ld.DatasetReader(tmp_path)
 
 

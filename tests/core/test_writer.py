@@ -90,6 +90,17 @@ def test_a_leaf_of_another_type_is_refused_not_garbled(tmp_path, first, later, m
     assert "first sample" in str(caught.value)
 
 
+def test_a_refused_leaf_names_its_type_once(tmp_path):
+    with pytest.raises(SampleError) as caught:
+        ld.write_dataset([{"v": 1.5}, {"v": "a"}], tmp_path, chunk_size=10)
+    message = str(caught.value)
+    assert "expected a float, got str. Every sample" in message
+    assert message.count("str") == 1
+    samples = [{"v": np.zeros(3, np.float32)}, {"v": np.zeros(3, np.float64)}]
+    with pytest.raises(SampleError, match=r"'no_header_numpy:10' \(got a ndarray\)"):
+        ld.write_dataset(samples, tmp_path / "b", chunk_size=9)  # a problem without the type
+
+
 def test_writer_counts_and_numbers_chunks_from_a_given_index(tmp_path):
     writer = ChunkWriter(tmp_path, chunk_size=1, rank=3, chunk_index=7)
     writer.add(1)

@@ -159,7 +159,7 @@ def test_a_trace_across_two_optimize_workers_and_two_loader_workers(traced, tmp_
     [main] = pids("dataloader")
     assert main not in loader_workers | optimize_workers
     waits = [e for e in events if e["name"] == "batch" and e["ph"] == "B"]
-    assert len(waits) == len(loader) + 1  # each batch, and the wait for the end of the epoch
+    assert len(waits) == len(loader)  # one per batch, as LitData records them
 
     trace_file = tmp_path / "trace.json.gz"
     summary = convert_trace(log, trace_file)
@@ -299,3 +299,18 @@ def test_a_loop_that_breaks_off_closes_its_spans(traced, tmp_path):
     assert [(e["name"], e["ph"]) for e in events][-2:] == [("batch", "E"), ("dataloader", "E")]
     summary = convert_trace(log, tmp_path / "trace.json")
     assert (summary.spans, summary.unmatched_begin, summary.unmatched_end) == (4, 0, 0)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_an_epoch_of_32_batches_records_32_batch_spans_as_litdata_does(traced, tmp_path, workers):
+    ld.write_dataset((square(i) for i in range(128)), tmp_path / "ds", chunk_size=16)
+    log = traced(level="batch")
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(str(tmp_path / "ds")), batch_size=4, num_workers=workers
+    )
+    assert len(list(loader)) == 32
+    events = [e for e in _events(log) if e["name"] == "batch"]
+    assert sum(e["ph"] == "B" for e in events) == 32
+    assert sum(e["ph"] == "E" for e in events) == 32
+    summary = convert_trace(log, tmp_path / "trace.json")
+    assert (summary.spans, summary.unmatched_begin, summary.unmatched_end) == (33, 0, 0)

@@ -15,7 +15,6 @@ import torch
 from media_samples import pdf_bytes
 
 from litdata.core.reader import DatasetReader
-from litdata.core.writer import write_dataset
 from litdata.plugins.serializers.audio import AudioSerializer, DecodedAudio, encode_wav
 from litdata.plugins.serializers.graph import GraphSerializer
 from litdata.plugins.serializers.mesh import MeshSerializer
@@ -23,6 +22,7 @@ from litdata.plugins.serializers.nifti import NiftiSerializer
 from litdata.plugins.serializers.pdf import PdfSerializer
 from litdata.plugins.serializers.tiff import TifffileSerializer, TiffSerializer
 from litdata.plugins.serializers.video import VideoSerializer
+from litdata.processing.write import write_dataset
 from litdata.testing import SerializerContract
 from litdata.types import Audio, Graph, Mesh, Nifti, Pdf, Tiff, Video
 

@@ -10,6 +10,7 @@ import time
 import pytest
 from servers import ObjectStore, azurite_connection_string
 
+import litdata as ld
 from litdata.core.errors import StorageError
 from litdata.core.storage.location import resolve
 from litdata.plugins.storage.azure import AzStorage
@@ -125,6 +126,32 @@ def test_a_missing_bucket_is_file_not_found_naming_it(store, tmp_path):
         with pytest.raises(FileNotFoundError, match=r"(bucket|container) 'b-no-such-bucket' of"):
             call()
         assert time.monotonic() - started < 5  # not retried
+
+
+def _sample(i):
+    return {"id": i}
+
+
+def test_writing_into_a_missing_bucket_says_to_create_it_and_how(store):
+    url = store.url("b-not-created-yet", "ds")
+    with pytest.raises(FileNotFoundError) as caught:
+        ld.optimize(
+            _sample,
+            range(4),
+            url,
+            chunk_size=2,
+            num_workers=1,
+            storage_options=store.storage_options,
+        )
+    message = str(caught.value)
+    assert "'b-not-created-yet'" in message
+    assert "litdata writes objects, never " in message
+    command = {
+        "s3": "aws s3 mb s3://",
+        "gs": "gcloud storage buckets create gs://",
+        "az": "az storage container create --name ",
+    }
+    assert command[url.split(":", 1)[0]] + "b-not-created-yet" in message
 
 
 def test_a_wrong_azure_account_key_is_a_permission_error(azurite_server):

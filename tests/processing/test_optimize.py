@@ -231,7 +231,10 @@ def test_spawn_needs_an_importable_fn(tmp_path):
         ({"chunk_size": 2, "inputs": []}, "inputs is empty"),
         ({"chunk_size": 2, "inputs": None}, "either inputs"),
         ({"chunk_size": 2, "queue": multiprocessing.Queue()}, "not both"),
-        ({"chunk_size": 2, "mode": "replace"}, "mode='replace' is not valid"),
+        (
+            {"chunk_size": 2, "mode": "replace"},
+            "The provided .mode. should be either .append. or .overwrite..*got mode='replace'",
+        ),
         ({"chunk_bytes": "1MB", "align_chunking": True}, "align_chunking=True needs chunk_size"),
         ({"chunk_size": 2, "align_chunking": True, "keep_data_ordered": False}, "needs ordered"),
         ({"chunk_size": 2, "use_checkpoint": True, "keep_data_ordered": False}, "needs ordered"),

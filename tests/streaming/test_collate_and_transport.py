@@ -80,3 +80,33 @@ def test_the_loader_widens_its_result_pipe_and_large_byte_batches_arrive_whole(t
     workers._shutdown_workers()
     received = dict(pair for batch in loader for pair in batch)
     assert received == dict(enumerate(blobs))
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_images_of_mixed_sizes_fail_with_what_to_do(tmp_path, workers):
+    sizes = [(3, 8, 8), (3, 8, 12)]
+    ld.write_dataset(
+        ({"image": np.zeros(sizes[i % 2], np.uint8), "y": i} for i in range(4)),
+        tmp_path / "ds",
+        chunk_size=4,
+    )
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(str(tmp_path / "ds")), batch_size=4, num_workers=workers
+    )
+    with pytest.raises(RuntimeError) as caught:
+        list(loader)
+    message = str(caught.value)
+    assert "sample['image']: the samples of this batch have different shapes" in message
+    assert "((3, 8, 8), (3, 8, 12)...)" in message
+    assert "collate_fn=list" in message
+    listed = ld.StreamingDataLoader(
+        ld.StreamingDataset(str(tmp_path / "ds")), batch_size=4, collate_fn=list
+    )
+    assert [len(batch) for batch in listed] == [4]
+
+
+def test_pil_images_fail_with_what_to_do():
+    from PIL import Image
+
+    with pytest.raises(TypeError, match=r"sample\['image'\]: a batch cannot hold Image values"):
+        litdata_collate([{"image": Image.new("RGB", (4, 4))}, {"image": Image.new("RGB", (4, 4))}])

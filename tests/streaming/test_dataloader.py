@@ -56,8 +56,11 @@ def test_drop_last_and_options_override_the_dataset(numbers):
     )
     batches = list(loader)
     assert [len(b["id"]) for b in batches] == [300, 300, 300]
+    assert sorted(i for b in batches for i in b["id"].tolist()) != [
+        i for b in batches for i in b["id"].tolist()
+    ]
     assert len(loader) == 3
-    assert loader.dataset.shuffle is True
+    assert loader.dataset.shuffle is False  # the loader's overrides are its own (see below)
 
 
 def test_custom_collate_runs_in_the_workers(numbers):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import litdata as ld
@@ -63,3 +65,31 @@ def test_persistent_workers_and_prefetch_factor_are_accepted(dataset):
     assert sorted(_ids(loader)) == list(range(40))  # a second epoch, workers started again
     single = ld.StreamingDataLoader(ld.StreamingDataset(dataset), batch_size=4, prefetch_factor=2)
     assert sorted(_ids(single)) == list(range(40))
+
+
+def test_the_docs_say_what_persistent_workers_does():
+    """Accepted with a warning (as the test above checks), which is what the docs promise."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    streaming = " ".join((docs / "streaming.md").read_text().split())
+    assert "`persistent_workers=True` is accepted with a warning and has no effect" in streaming
+    assert "persistent_workers=True` is refused" not in streaming
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_state_saved_after_the_last_batch_resumes_with_the_next_epoch(dataset, workers):
+    def loader():
+        return ld.StreamingDataLoader(
+            ld.StreamingDataset(dataset, shuffle=True), batch_size=4, num_workers=workers
+        )
+
+    whole = loader()
+    _ids(whole)
+    following = _ids(whole)
+    head = loader()
+    for _ in zip(range(len(head)), head, strict=False):
+        pass  # every batch, but the loop never saw the epoch end: epoch_finished is False
+    state = head.state_dict()
+    assert not state["epoch_finished"]
+    resumed = loader()
+    resumed.load_state_dict(state)
+    assert _ids(resumed) == following  # as LitData: the next epoch, not an empty one

@@ -157,3 +157,53 @@ def test_a_cycling_zip_resumes_past_its_shortest_dataset(aligned):
     head, state = run(stop=250)  # more steps than the short dataset's 100 items
     tail, _ = run(state=state)
     assert head + tail == whole
+
+
+@pytest.fixture
+def uneven(tmp_path):
+    """``a`` (ids 0-9) and ``b`` (ids 100-113): the datasets tests/interop compares with LitData."""
+    ld.write_dataset(({"id": i} for i in range(10)), tmp_path / "a", chunk_size=4)
+    ld.write_dataset(({"id": 100 + i} for i in range(14)), tmp_path / "b", chunk_size=4)
+    return [tmp_path / "a", tmp_path / "b"]
+
+
+def _batches(loader, count=None):
+    return [
+        [(int(a), int(b)) for a, b in zip(batch[0]["id"], batch[1]["id"], strict=True)]
+        for _, batch in zip(range(count or 10**9), loader, strict=False)
+    ]
+
+
+def test_each_dataset_is_split_among_workers_in_whole_batches_as_litdata_does(uneven):
+    loader = ld.StreamingDataLoader(zipped(uneven), batch_size=2, num_workers=2)
+    assert _batches(loader) == [  # what LitData 0.2.76 yields (tests/interop/test_peer_loader.py)
+        [(0, 100), (1, 101)],
+        [(6, 108), (7, 109)],
+        [(2, 102), (3, 103)],
+        [(8, 110), (9, 111)],
+        [(4, 104), (5, 105)],
+    ]
+    assert len(loader) == 5
+
+
+@pytest.mark.parametrize(("length", "batches"), [(None, 5), (7, 4), (float("inf"), None)])
+def test_a_state_saved_after_the_last_batch_resumes_with_the_next_epoch(uneven, length, batches):
+    def loader():
+        return ld.StreamingDataLoader(zipped(uneven, length=length), batch_size=2)
+
+    if batches is None:  # an endless zip: resumed after any batch, it goes on
+        head = loader()
+        seen = _batches(head, 5)
+        resumed = loader()
+        resumed.load_state_dict(head.state_dict())
+        assert _batches(resumed, 3) == _batches(loader(), 8)[5:]
+        return
+    whole = loader()
+    first, second = _batches(whole), _batches(whole)
+    assert len(first) == batches
+    head = loader()
+    seen = _batches(head, batches)  # every batch of the epoch, then saved before its end
+    assert seen == first
+    resumed = loader()
+    resumed.load_state_dict(head.state_dict())
+    assert _batches(resumed) == second  # the next epoch, not an empty rest of this one

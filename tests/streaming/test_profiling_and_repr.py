@@ -18,7 +18,7 @@ def _trace_events(path):
     return json.loads(path.read_text())["traceEvents"]
 
 
-def test_profile_batches_and_cprofile_of_worker_zero_and_the_training_loop(dataset, tmp_path):
+def test_profile_batches_of_worker_zero_and_cprofile_of_it_and_the_training_loop(dataset, tmp_path):
     folder = tmp_path / "profiles"
     folder.mkdir()
     (folder / "result.json").write_text("old")  # an old trace is replaced, never mixed in
@@ -29,25 +29,33 @@ def test_profile_batches_and_cprofile_of_worker_zero_and_the_training_loop(datas
         profile_batches=3,
         profile_skip_batches=1,
         profile_dir=str(folder),
+    )
+    assert sum(len(batch["i"]) for batch in loader) == 64
+    assert sorted(path.name for path in folder.iterdir()) == ["result.json", "result.txt"]
+    assert _trace_events(folder / "result.json")  # a Chrome trace of worker 0
+    assert "Self CPU" in (folder / "result.txt").read_text()
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(dataset),
+        batch_size=4,
+        num_workers=2,
+        profile_dir=str(folder),
         profile_cprofile=True,
     )
     assert sum(len(batch["i"]) for batch in loader) == 64
-    assert sorted(path.name for path in folder.iterdir()) == [
-        "cprofile_main.prof",
-        "cprofile_main.txt",
-        "cprofile_worker0.prof",
-        "cprofile_worker0.txt",
-        "result.json",
-        "result.txt",
-    ]
-    assert _trace_events(folder / "result.json")  # a Chrome trace of worker 0
-    assert "Self CPU" in (folder / "result.txt").read_text()
+    assert {"cprofile_main.prof", "cprofile_worker0.txt"} <= {p.name for p in folder.iterdir()}
     worker = pstats.Stats(str(folder / "cprofile_worker0.prof"))
     functions = {name for (_, _, name) in worker.stats}  # type: ignore[attr-defined]
     assert "runs" in functions  # the worker read the dataset
     assert "tottime" in (folder / "cprofile_worker0.txt").read_text()
     main = pstats.Stats(str(folder / "cprofile_main.prof"))
     assert "runs" not in {name for (_, _, name) in main.stats}  # type: ignore[attr-defined]
+
+
+def test_profile_batches_and_cprofile_together_are_refused_as_by_litdata(dataset):
+    with pytest.raises(ValueError, match=r"both install a profiler; enable only one"):
+        ld.StreamingDataLoader(
+            ld.StreamingDataset(dataset), num_workers=1, profile_batches=5, profile_cprofile=True
+        )
 
 
 def test_profile_without_workers_profiles_the_training_loop(dataset, tmp_path):

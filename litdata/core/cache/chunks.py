@@ -114,7 +114,7 @@ class ChunkCache:
         """This dataset version's cache folder (created on first use)."""
         if self._directory is None:
             home = cache_home(self.location.url, self.cache_dir)
-            self._directory = version_dir(home, self.index, self.mode)
+            self._directory = version_dir(home, self.index, self.mode, self.location.url)
         return self._directory
 
     def _member(self, entry: ChunkEntry, name: str | None = None) -> str:

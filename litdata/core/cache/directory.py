@@ -3,7 +3,8 @@
 The version is the index's ``updated_at``: a dataset rewritten under the same URL gets a new
 directory, and the directories of other versions are removed. A remote dataset's index (and
 its format) is kept in ``<cache root>/<md5 of its URL>/dataset.json``, so a warm cache opens
-with no network at all.
+with no network at all. ``<cache root>/<md5 of its URL>/source.txt`` names the dataset (its URL
+or path), so that ``litdata cache du`` can say which dataset each folder holds.
 
 The version comes from the dataset's index, so it must be a version token (checked when the
 index is read) and its folder is checked to resolve inside the dataset's cache folder before
@@ -26,6 +27,7 @@ from litdata.core.index import DatasetIndex, parse_index
 from litdata.core.storage.publish import publish_bytes, stale_temporaries
 
 _RECORD = "dataset.json"
+_SOURCE = "source.txt"
 #: The folder of a dataset's cache folder recording which in-place chunks passed their check.
 VERIFIED = "verified"
 
@@ -36,6 +38,8 @@ __all__ = [
     "folder_mode",
     "make_folder",
     "recall",
+    "record_source",
+    "recorded_source",
     "remember",
     "version_dir",
 ]
@@ -89,6 +93,29 @@ def cache_home(url: str, cache_dir: str | None = None) -> Path:
     return root / _digest(url)
 
 
+def record_source(home: Path, url: str, mode: int | None = None) -> None:
+    """Name the dataset whose cache folder ``home`` is (once; the folder is created).
+
+    Args:
+        home: The dataset's cache folder.
+        url: The dataset's URL or path.
+        mode: The cache's file mode; ``None``: the configured one.
+    """
+    if recorded_source(home) == url:
+        return
+    make_folder(home, mode)
+    data = url.encode()
+    publish_bytes(home / _SOURCE, data, mode=config.cache_mode() if mode is None else mode)
+
+
+def recorded_source(home: Path) -> str | None:
+    """The URL or path of the dataset cached in ``home``, if it was recorded."""
+    try:
+        return (home / _SOURCE).read_text(encoding="utf-8", errors="replace").strip() or None
+    except OSError:
+        return None
+
+
 def remember(home: Path, format_name: str, index: DatasetIndex, mode: int | None = None) -> None:
     """Keep a remote dataset's format and index, for opening it offline later.
 
@@ -113,8 +140,10 @@ def recall(home: Path) -> tuple[str, DatasetIndex] | None:
         return None
 
 
-def version_dir(home: Path, index: DatasetIndex, mode: int | None = None) -> Path:
-    """The folder of this version of the dataset, created.
+def version_dir(
+    home: Path, index: DatasetIndex, mode: int | None = None, url: str | None = None
+) -> Path:
+    """The folder of this version of the dataset, created (and the dataset's ``url`` recorded).
 
     Other versions are removed, and so are the partial downloads of killed processes.
 
@@ -122,6 +151,7 @@ def version_dir(home: Path, index: DatasetIndex, mode: int | None = None) -> Pat
         home: The dataset's cache folder.
         index: Its index (``updated_at`` names the version).
         mode: The mode of the files the folder will hold; ``None``: the configured one.
+        url: The dataset's URL or path, recorded for ``litdata cache du``.
 
     Raises:
         DatasetFormatError: ``updated_at`` is not a version token, or its folder resolves
@@ -129,6 +159,8 @@ def version_dir(home: Path, index: DatasetIndex, mode: int | None = None) -> Pat
     """
     version = check_version(index.updated_at or _digest(str(home)), where=f"The index of {home}")
     make_folder(home, mode)
+    if url is not None:
+        record_source(home, url, mode)
     target = Path(inside(home, version, where=f"The cache folder of {home}"))
     for stale in home.iterdir():
         if stale.is_dir() and not stale.is_symlink() and stale.name not in (version, VERIFIED):

@@ -154,8 +154,10 @@ class PyTreeEncoder:
         return SampleError("The sample differs from the first sample.")
 
     def _fail(self, index: int, leaf: Any, problem: str) -> SampleError:
+        kind = type(leaf).__qualname__
+        got = "" if f"got {kind}" in problem else f" (got a {kind})"  # said once, not twice
         return SampleError(
-            f"{self._paths[index]}: {problem} (got a {type(leaf).__qualname__}). Every sample "
+            f"{self._paths[index]}: {problem}{got}. Every sample "
             f"must store the same kind of value in each place as the first sample, which "
             f"recorded {self._formats[index]!r} here."
         )

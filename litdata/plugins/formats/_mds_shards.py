@@ -156,6 +156,7 @@ class ShardFile(ChunkFile):
             self.view, num_items=entry.chunk_size, file_size=size, name=str(path), exact=False
         )
 
+
 class MDSDecoder:
     """Decodes the samples of an MDS dataset into ``{column: value}`` dicts.
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from litdata.core.chunks.layout import validate_header
+from litdata.core.completion import complete_on_open
 from litdata.core.errors import DatasetNotFoundError
-from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.items.loaders import loader_for
 from litdata.core.protocols import ItemDecoder
 from litdata.core.reading import ReadOptions
@@ -20,21 +22,41 @@ class ChunksFormat:
     name: ClassVar[str] = "chunks"
 
     def read_index(self, location: Location) -> DatasetIndex:
-        """Read ``<location>/index.json``.
+        """Read ``<location>/index.json``, or merge the per-writer indexes when it is missing.
+
+        The merge is LitData's on open, made safe (``litdata.core.completion``): published
+        once under the output lock, or kept in memory for a read-only or remote dataset.
 
         Raises:
-            DatasetNotFoundError: It does not exist.
+            DatasetNotFoundError: Neither it nor a per-writer index exists, or the run that
+                wrote them did not finish.
+            OutputLockedError: A writer still writes the dataset.
             DatasetFormatError: It is not a valid index.
         """
         try:
             data = location.read(INDEX_FILENAME)
         except FileNotFoundError:
-            raise DatasetNotFoundError(
-                f"No dataset at {location.url}: {INDEX_FILENAME} does not exist. Did optimize() "
-                f"finish? If per-worker indexes are there, litdata.complete_dataset() merges them."
-            ) from None
+            merged = complete_on_open(location)
+            if merged is None:
+                raise DatasetNotFoundError(
+                    f"No dataset at {location.url}: {INDEX_FILENAME} does not exist, nor does "
+                    f"a per-writer index (<rank>.index.json). Did optimize() finish?"
+                ) from None
+            return merged
         return index_from_bytes(data, location.join(INDEX_FILENAME))
 
     def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
         """The decoder of the item loader the index records (checked against the reader's)."""
         return loader_for(index, options.item_loader, options.where).decoder(index, options)
+
+    def check_chunk(
+        self, data: memoryview, entry: ChunkEntry, index: DatasetIndex, where: str
+    ) -> None:
+        """Check the chunk's header: its item count and offsets (not under chunk encryption).
+
+        Raises:
+            ChunkCorruptError: The header disagrees with the entry or the file's size.
+        """
+        encryption = index.config.encryption
+        if not (encryption and encryption.get("level") == "chunk"):
+            validate_header(data, num_items=entry.chunk_size, file_size=len(data), name=where)

@@ -143,6 +143,7 @@ class MDSFormat:
     """MosaicML Streaming (MDS) datasets, local or remote, read without conversion."""
 
     name: ClassVar[str] = FORMAT_NAME
+    written_by: ClassVar[str] = "MosaicML Streaming's MDSWriter"
 
     def read_index(self, location: Location) -> DatasetIndex:
         """Adapt ``<location>/index.json`` (its ``shards``) into chunks.

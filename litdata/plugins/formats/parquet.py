@@ -36,6 +36,7 @@ class ParquetFormat:
     """Folders of Parquet files, local or remote (any storage backend; ``hf://`` too)."""
 
     name: ClassVar[str] = "parquet"
+    written_by: ClassVar[str] = "a Parquet writer (pyarrow, pandas, Spark, Hugging Face...)"
 
     def read_index(self, location: Location) -> DatasetIndex:
         """The folder's Parquet ``index.json``, or an index built from the files' footers.

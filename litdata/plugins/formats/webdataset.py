@@ -148,6 +148,7 @@ class WebDatasetFormat:
     """A local folder of WebDataset tar shards, read in place."""
 
     name: ClassVar[str] = FORMAT_NAME
+    written_by: ClassVar[str] = "a WebDataset writer (tar shards)"
 
     def read_index(self, location: Location) -> DatasetIndex:
         """One chunk per ``.tar`` file directly in the folder, in name order.

@@ -42,6 +42,8 @@ class FsspecStorage:
     buckets: ClassVar[bool] = False
     #: What the store calls a bucket, for messages.
     bucket_noun: ClassVar[str] = "bucket"
+    #: How to create a missing bucket (``{bucket}`` is its name); litdata never creates one.
+    create_hint: ClassVar[str] = ""
 
     def __init__(self, storage_options: Mapping[str, Any] | None = None) -> None:
         self.storage_options = dict(storage_options or {})
@@ -103,9 +105,11 @@ class FsspecStorage:
     def _not_found(self, url: str) -> FileNotFoundError:
         if self._bucket_missing(url):
             bucket = self.path(url).split("/", 1)[0]
+            how = f" ({self.create_hint.format(bucket=bucket)})" if self.create_hint else ""
             return MissingBucketError(
                 f"The {self.bucket_noun} {bucket!r} of {url} does not exist (or these "
-                f"credentials cannot see it). Create it first, or check the URL."
+                f"credentials cannot see it). litdata writes objects, never {self.bucket_noun}s: "
+                f"create it first{how}, or check the URL."
             )
         return FileNotFoundError(f"No object at {url}.")
 

@@ -82,6 +82,7 @@ class AzStorage(FsspecStorage):
     protocol: ClassVar[str] = "az"
     buckets: ClassVar[bool] = True
     bucket_noun: ClassVar[str] = "container"
+    create_hint: ClassVar[str] = "az storage container create --name {bucket}"
 
     def __init__(self, storage_options: Mapping[str, Any] | None = None) -> None:
         super().__init__(storage_options)

@@ -101,6 +101,7 @@ class GSStorage(FsspecStorage):
     name: ClassVar[str] = "gs"
     protocol: ClassVar[str] = "gs"
     buckets: ClassVar[bool] = True
+    create_hint: ClassVar[str] = "gcloud storage buckets create gs://{bucket}"
 
     def __init__(self, storage_options: Mapping[str, Any] | None = None) -> None:
         super().__init__(storage_options)

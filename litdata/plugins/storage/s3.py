@@ -185,6 +185,9 @@ class S3Storage(FsspecStorage):
     name: ClassVar[str] = "s3"
     protocol: ClassVar[str] = "s3"
     buckets: ClassVar[bool] = True
+    create_hint: ClassVar[str] = (
+        "aws s3 mb s3://{bucket}, with --endpoint-url for an S3-compatible server"
+    )
 
     def __init__(
         self,

@@ -26,7 +26,7 @@ import pytest
 from litdata.core.errors import DatasetFormatError, DecryptionError
 from litdata.core.protocols import Encryptor, protocol_members
 from litdata.core.reader import DatasetReader
-from litdata.core.writer import write_dataset
+from litdata.processing.write import write_dataset
 
 __all__ = ["EncryptorContract"]
 

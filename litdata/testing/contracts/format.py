@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import pytest
 
 from litdata.core.errors import DatasetNotFoundError
-from litdata.core.protocols import FormatAdapter, protocol_members
+from litdata.core.protocols import ChunkChecker, ForeignFormat, FormatAdapter, protocol_members
 from litdata.core.reader import DatasetReader
 from litdata.core.registry import hooks
 from litdata.core.storage.location import resolve
@@ -83,6 +83,22 @@ class FormatContract:
         loader = StreamingDataLoader(stream, batch_size=4, num_workers=num_workers, collate_fn=list)
         seen = [sample for batch in loader for sample in batch]
         assert sorted(map(_key, seen)) == sorted(map(_key, expected))
+
+    def test_its_optional_abilities_hold(self, dataset: Any) -> None:
+        """``written_by`` names a tool; ``check_chunk`` passes the dataset's own chunks."""
+        adapter: FormatAdapter = self.format_class()
+        if isinstance(adapter, ForeignFormat):
+            assert isinstance(adapter.written_by, str), "written_by must be a str"
+            assert adapter.written_by, "written_by must name the tool that writes the format"
+        location = resolve(dataset)
+        if not isinstance(adapter, ChunkChecker) or location.local_path is None:
+            return
+        index = self.format_class().read_index(location)
+        if index.config.compression:
+            return  # the check takes plain bytes, which only the cache makes of these
+        for entry in index.chunks:
+            path = Path(location.local_path, entry.filename)
+            adapter.check_chunk(memoryview(path.read_bytes()), entry, index, str(path))
 
     def test_pickles(self, dataset: Any) -> None:
         adapter = pickle.loads(pickle.dumps(self.format_class()))

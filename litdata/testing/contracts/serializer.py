@@ -10,7 +10,7 @@ import pytest
 
 from litdata.core.items.serializer_set import fixed_size_of, type_name
 from litdata.core.reader import DatasetReader
-from litdata.core.writer import write_dataset
+from litdata.processing.write import write_dataset
 from litdata.testing.compare import assert_samples_equal
 
 __all__ = ["SerializerContract"]

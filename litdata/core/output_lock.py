@@ -28,13 +28,14 @@ import json
 import os
 import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from litdata.core.errors import OutputLockedError
 from litdata.core.lifeline import running
 from litdata.core.storage.location import Location
 
-__all__ = ["LOCK_FILENAME", "OutputLock"]
+__all__ = ["LOCK_FILENAME", "LockState", "OutputLock", "describe_holder", "lock_state"]
 
 LOCK_FILENAME = ".litdata.lock"
 
@@ -111,8 +112,25 @@ def _alive(holder: dict[str, Any]) -> bool:
     return host != socket.gethostname() or running(pid)
 
 
-def _describe(holder: dict[str, Any]) -> str:
-    """The holder a lock record names, for messages (the record may come from anyone)."""
+def _remote_record(location: Location) -> dict[str, Any]:
+    """The record of an object store's lock file (``{}`` when gone or unreadable)."""
+    try:
+        record = json.loads(location.read(LOCK_FILENAME))
+    except (ValueError, FileNotFoundError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _remote_live(holder: dict[str, Any]) -> bool:
+    """Whether an object store's lock record stands: active, and not left by a dead process
+    of this host (an unreadable record stands: it must be removed by hand)."""
+    if not holder.get("active", True):
+        return False
+    return holder.get("host") != socket.gethostname() or _alive(holder)
+
+
+def describe_holder(holder: dict[str, Any]) -> str:
+    """Who holds (or held) a lock, for messages (the record may come from anyone)."""
     pid, host, since = holder.get("pid"), holder.get("host"), holder.get("since")
     if pid is None and host is None:
         return "a writer whose lock record is empty or unreadable"
@@ -121,6 +139,47 @@ def _describe(holder: dict[str, Any]) -> str:
         with contextlib.suppress(OverflowError, OSError, ValueError):
             when = f", since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(since))}"
     return f"{holder.get('command', 'a litdata run')} (PID {pid} on host {host}{when})"
+
+
+@dataclass(frozen=True)
+class LockState:
+    """An output's lock file, as another process sees it.
+
+    Attributes:
+        holder: What its holder wrote: ``host``, ``pid``, ``command``, ``since``.
+        live: Whether its holder still runs (else the file is what a finished, failed or
+            killed run left).
+    """
+
+    holder: dict[str, Any]
+    live: bool
+
+
+def lock_state(location: Location) -> LockState | None:
+    """The lock of the output at ``location``, without taking it; ``None`` when there is none.
+
+    A local lock is live while a process holds its ``flock``; a remote one unless it was left
+    inactive, or by a process of this host that is gone.
+    """
+    local = location.local_path
+    if local is None:
+        if not location.storage.exists(location.join(LOCK_FILENAME)):
+            return None
+        holder = _remote_record(location)
+        return LockState(holder, _remote_live(holder))
+    try:
+        descriptor = os.open(os.path.join(local, LOCK_FILENAME), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return LockState(OutputLock._read_local(descriptor), live=True)
+        holder = OutputLock._read_local(descriptor)
+        return LockState(holder, live=False) if holder else None  # empty: nothing left
+    finally:
+        os.close(descriptor)  # releases the shared flock, if it was taken
 
 
 class OutputLock:
@@ -152,7 +211,7 @@ class OutputLock:
 
     def _refuse(self, holder: dict[str, Any], path: str) -> OutputLockedError:
         return OutputLockedError(
-            f"{self.location.url} is being written by {_describe(holder)}: one writer per "
+            f"{self.location.url} is being written by {describe_holder(holder)}: one writer per "
             f"output. Wait for it to finish, or write elsewhere. If that run is dead, remove "
             f"{path}."
         )
@@ -193,12 +252,8 @@ class OutputLock:
     def _acquire_remote(self) -> None:
         url = self.location.join(LOCK_FILENAME)
         if self.location.storage.exists(url):
-            try:
-                holder = dict(json.loads(self.location.read(LOCK_FILENAME)))
-            except (ValueError, FileNotFoundError):
-                holder = {}
-            mine = holder.get("host") == socket.gethostname()
-            if not (mine and not running(int(holder.get("pid", 0)))) and holder.get("active", True):
+            holder = _remote_record(self.location)
+            if _remote_live(holder):
                 raise self._refuse(holder, url)
             self.found_stale = True
         mark = {**_holder(self.command), "active": True}

@@ -1,0 +1,94 @@
+"""``write_dataset``: samples already in hand, written as a dataset by this process alone."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from litdata.core.items.loaders import ItemLoader
+from litdata.core.protocols import Encryptor, Serializer
+from litdata.core.writer import ChunkWriter, check_chunk_options, write_samples
+from litdata.processing.output import check_append, prepare_output
+
+__all__ = ["write_dataset"]
+
+
+def write_dataset(
+    samples: Iterable[Any],
+    output_dir: str | os.PathLike[str],
+    *,
+    chunk_size: int | None = None,
+    chunk_bytes: int | str | None = None,
+    compression: str | None = None,
+    serializers: Mapping[str, Serializer] | None = None,
+    item_loader: ItemLoader | None = None,
+    encryption: Encryptor | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    key_fn: Callable[[Any], Any] | None = None,
+    mode: str | None = None,
+) -> Path | str:
+    """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
+
+    Args:
+        samples: The samples, in order.
+        output_dir: A local directory or a URL (chunks are uploaded as they are written,
+            ``index.json`` last).
+        chunk_size: Items per chunk (exactly one of this and ``chunk_bytes``).
+        chunk_bytes: Bytes per chunk, an int or a size string such as ``"64MB"``.
+        compression: A compressor spec, e.g. ``"zstd"``.
+        serializers: Extra serializers by name, probed before the installed ones.
+        item_loader: The item encoding (``TokensLoader()`` for token streams).
+        encryption: Encrypt each sample or chunk with this key (see its ``level``).
+        storage_options: Options for the storage backend of a URL (credentials, endpoint).
+        key_fn: ``sample -> key`` (an int or a str): write the ``keys/`` sidecar, so that
+            ``StreamingDataset(...)["key"]`` finds a sample by its id.
+        mode: What to do with a dataset already at ``output_dir``, as in ``optimize``:
+            ``None`` refuses it, ``"append"`` adds the samples after its own (with the same
+            settings), ``"overwrite"`` replaces it (the old one stays until the new one is
+            complete, locally).
+
+    Returns:
+        The dataset directory (or its URL), which holds ``index.json`` once this returns.
+        When writing fails, what it wrote is removed (and a folder it created, if empty).
+
+    Raises:
+        DatasetExistsError: ``output_dir`` already holds a dataset and ``mode`` is ``None``
+            (a ``FileExistsError``).
+        ValueError: No sample was given, or ``mode`` is unknown.
+    """
+    target = check_chunk_options(chunk_size, chunk_bytes, compression)
+    output = prepare_output(
+        output_dir, mode, False, storage_options=storage_options, command="write_dataset"
+    )
+    try:
+        check_append(
+            output,
+            chunk_size=chunk_size,
+            chunk_bytes=target,
+            compression=compression,
+            item_loader=item_loader,
+            key_fn=key_fn,
+        )
+        existing = output.existing
+        make = functools.partial(
+            ChunkWriter,
+            chunk_size=chunk_size,
+            chunk_bytes=target,
+            compression=compression,
+            serializers=serializers,
+            item_loader=item_loader,
+            encryption=encryption,
+            key_fn=key_fn,
+            chunk_index=output.chunk_starts.get(0, 0),
+            expected=existing.config if existing is not None and existing.chunks else None,
+        )
+        write_samples(samples, make, output.write_dir, output.upload_to)
+        output.publish()
+    except BaseException:
+        output.discard()
+        raise
+    local = output.location.local_path
+    return Path(local) if local is not None else output.location.url
