@@ -122,8 +122,11 @@ def _remote_record(location: Location) -> dict[str, Any]:
 
 
 def _remote_live(holder: dict[str, Any]) -> bool:
-    """Whether an object store's lock record stands: active, and not left by a dead process
-    of this host (an unreadable record stands: it must be removed by hand)."""
+    """Whether an object store's lock record stands.
+
+    It does while active, unless left by a dead process of this host; an unreadable record
+    stands (it must be removed by hand).
+    """
     if not holder.get("active", True):
         return False
     return holder.get("host") != socket.gethostname() or _alive(holder)
