@@ -53,3 +53,28 @@ def test_a_ranged_read_is_verified(remote, tmp_path, record, request):
     assert "block checksum" in str(error.value)
     assert data[0]["pair"].tolist() == [0, 1]  # other chunks still read
     record("ChunkCorruptError naming the chunk URL and the bytes; no wrong sample")
+
+
+def test_litdata_verify_checks_the_block_checksums(tmp_path):
+    """A table that disagrees with its chunk (the whole-file checksum passing) is reported."""
+    import subprocess
+    import sys
+
+    from litdata.core.chunks.blocks import BLOCK_KEY
+
+    folder = ld.write_dataset(
+        (_sample(i, 30_000) for i in range(100)), tmp_path / "ds", chunk_size=50
+    )
+    index = json.loads((folder / "index.json").read_text())
+    table = index["chunks"][1][BLOCK_KEY]
+    index["chunks"][1][BLOCK_KEY] = table[:-8] + ("A" if table[-8] != "A" else "B") + table[-7:]
+    (folder / "index.json").write_text(json.dumps(index))
+    result = subprocess.run(
+        [sys.executable, "-m", "litdata", "verify", str(folder), "--quiet"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "chunk-0-1.bin" in result.stdout
+    assert "block checksum" in result.stdout

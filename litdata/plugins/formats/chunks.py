@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from litdata.core.chunks.blocks import BlockTable
 from litdata.core.chunks.layout import validate_header
 from litdata.core.completion import complete_on_open
 from litdata.core.errors import DatasetNotFoundError
@@ -52,11 +53,16 @@ class ChunksFormat:
     def check_chunk(
         self, data: memoryview, entry: ChunkEntry, index: DatasetIndex, where: str
     ) -> None:
-        """Check the chunk's header: its item count and offsets (not under chunk encryption).
+        """Check the chunk's block checksums and its header (not under chunk encryption).
 
         Raises:
-            ChunkCorruptError: The header disagrees with the entry or the file's size.
+            ChunkCorruptError: A block fails its checksum (what a ranged read would meet), or
+                the header disagrees with the entry or the file's size.
+            DatasetFormatError: The block table is malformed.
         """
+        table = BlockTable.of(entry, where) if not index.config.compression else None
+        if table is not None:
+            table.verify(data, 0, where)
         encryption = index.config.encryption
         if not (encryption and encryption.get("level") == "chunk"):
             validate_header(data, num_items=entry.chunk_size, file_size=len(data), name=where)
