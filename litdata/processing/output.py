@@ -156,20 +156,34 @@ class Output:
         return index
 
     def discard(self) -> None:
-        """Remove what a failed run wrote (unless it is to be resumed); unlock."""
+        """Remove what a failed run wrote (unless it is to be resumed); unlock.
+
+        Best-effort: it runs while the run's own error propagates, which must stay the one
+        the caller sees (a storage that failed the run usually fails the clean-up too); what
+        could not be removed is logged.
+        """
         try:
-            if self.keep_on_failure:
-                return
-            if self.staged and self.write_dir is not None:
-                shutil.rmtree(self.write_dir, ignore_errors=True)
-            if not self.staged:
-                added = [name for name in _listing(self.location) if name not in self._before]
-                _remove(self.location, dataset_files(added))
-        finally:
+            self._remove_added()
+        except OSError as error:  # StorageError included
+            logger.warning(
+                "could not remove what the failed run wrote to %s: %s", self.location.url, error
+            )
+        try:
             self.lock.release(keep_marker=self.keep_on_failure)
-            if self.created and not self.keep_on_failure and self.location.local_path:
-                with contextlib.suppress(OSError):  # not empty: something else is there
-                    os.rmdir(self.location.local_path)
+        except OSError as error:
+            logger.warning("could not release the lock of %s: %s", self.location.url, error)
+        if self.created and not self.keep_on_failure and self.location.local_path:
+            with contextlib.suppress(OSError):  # not empty: something else is there
+                os.rmdir(self.location.local_path)
+
+    def _remove_added(self) -> None:
+        if self.keep_on_failure:
+            return
+        if self.staged and self.write_dir is not None:
+            shutil.rmtree(self.write_dir, ignore_errors=True)
+        if not self.staged:
+            added = [name for name in _listing(self.location) if name not in self._before]
+            _remove(self.location, dataset_files(added))
 
 
 def _chunk_starts(names: Collection[str], existing: DatasetIndex) -> dict[int, int]:
