@@ -61,7 +61,7 @@ def build(folder: Path, count: int) -> None:
 def child(data: str, setting: str, workers: int, log: str) -> dict[str, Any]:
     """Stream one epoch under ``setting``; return samples/s and the log's size."""
     import litdata as ld
-    from litdata.debugger import enable_tracer
+    from litdata.observe import enable_tracer
 
     if setting != "not enabled":
         enable_tracer(level=setting, log_file=log)
@@ -95,7 +95,7 @@ def _cpu_seconds() -> float:
 
 def event_cost_ns(events: int = 20_000, repeats: int = 5) -> float:
     """The median cost of writing one trace line (a ``read`` begin event), in nanoseconds."""
-    from litdata.core.tracing import LEVELS, Tracer
+    from litdata.observe.tracer import LEVELS, Tracer
 
     costs = []
     with tempfile.TemporaryDirectory(prefix="litdata-tracer-bench-") as scratch:

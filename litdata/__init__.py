@@ -9,36 +9,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from litdata import compat
 from litdata.__about__ import __version__
 from litdata.core.registry.hookspecs import hookimpl
 
+compat.install()  # LitData's import paths (litdata.streaming.item_loader, litdata.types...)
+
 if TYPE_CHECKING:
     from litdata.core.errors import ChunkWaitTimeoutError
-    from litdata.core.items.loaders import TemporalArrayLoader, TokensLoader
-    from litdata.core.items.pytree import register_namedtuple
-    from litdata.core.reader import DatasetReader
-    from litdata.core.writer import ChunkWriter
-    from litdata.plugins.formats._hf_datasets import index_hf_dataset, optimize_hf
-    from litdata.plugins.formats._parquet_rows import ParquetLoader
-    from litdata.plugins.formats.parquet import index_parquet_dataset
-    from litdata.processing.debugging import breakpoint
-    from litdata.processing.keys import build_keys_index
-    from litdata.processing.map import map
-    from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
-    from litdata.processing.optimize import optimize
-    from litdata.processing.update import dataset_update
-    from litdata.processing.walk import walk
-    from litdata.processing.write import write_dataset
-    from litdata.raw.dataset import StreamingRawDataset
-    from litdata.raw.media import list_media_folder
-    from litdata.raw.webdataset import iter_webdataset_tar
-    from litdata.streaming.collate import litdata_collate
-    from litdata.streaming.combined import CombinedStreamingDataset
-    from litdata.streaming.dataloader import StreamingDataLoader
-    from litdata.streaming.dataset import StreamingDataset
-    from litdata.streaming.parallel import ParallelStreamingDataset
-    from litdata.streaming.split import train_test_split
-    from litdata.types import (
+    from litdata.engine.items.pytree import register_namedtuple
+    from litdata.engine.items.wrappers import (
         Audio,
         File,
         Graph,
@@ -54,7 +34,31 @@ if TYPE_CHECKING:
         Tiff,
         Video,
     )
-    from litdata.utilities.affinity import NumaAffinity, get_gpu_affinity, get_numa_affinity
+    from litdata.engine.reader import DatasetReader
+    from litdata.engine.writer import ChunkWriter
+    from litdata.plugins.formats.hf.datasets import index_hf_dataset, optimize_hf
+    from litdata.plugins.formats.parquet.format import index_parquet_dataset
+    from litdata.plugins.formats.parquet.rows import ParquetLoader
+    from litdata.plugins.formats.raw.dataset import StreamingRawDataset
+    from litdata.plugins.formats.raw.media import list_media_folder
+    from litdata.plugins.formats.webdataset.tars import iter_webdataset_tar
+    from litdata.plugins.item_loaders.temporal import TemporalArrayLoader
+    from litdata.plugins.item_loaders.tokens import TokensLoader
+    from litdata.processing.debugging import breakpoint
+    from litdata.processing.keys import build_keys_index
+    from litdata.processing.map import map
+    from litdata.processing.merge import complete_dataset, is_complete_dataset, merge_datasets
+    from litdata.processing.optimize import optimize
+    from litdata.processing.update import dataset_update
+    from litdata.processing.walk import walk
+    from litdata.processing.write import write_dataset
+    from litdata.streaming.affinity import NumaAffinity, get_gpu_affinity, get_numa_affinity
+    from litdata.streaming.collate import litdata_collate
+    from litdata.streaming.composition.combined import CombinedStreamingDataset
+    from litdata.streaming.composition.parallel import ParallelStreamingDataset
+    from litdata.streaming.dataloader import StreamingDataLoader
+    from litdata.streaming.dataset import StreamingDataset
+    from litdata.streaming.split import train_test_split
 
 __all__ = [
     "Audio",
@@ -109,33 +113,33 @@ __all__ = [
 
 _LAZY = {
     "ChunkWaitTimeoutError": "litdata.core.errors",
-    "NumaAffinity": "litdata.utilities.affinity",
-    "get_gpu_affinity": "litdata.utilities.affinity",
-    "get_numa_affinity": "litdata.utilities.affinity",
-    "ChunkWriter": "litdata.core.writer",
-    "DatasetReader": "litdata.core.reader",
-    "File": "litdata.types",
-    "Image": "litdata.types",
-    "Jpeg": "litdata.types",
-    "Pil": "litdata.types",
-    "Tensor": "litdata.types",
-    "Text": "litdata.types",
-    "Audio": "litdata.types",
-    "Graph": "litdata.types",
-    "JpegArray": "litdata.types",
-    "Mesh": "litdata.types",
-    "Nifti": "litdata.types",
-    "Pdf": "litdata.types",
-    "Tiff": "litdata.types",
-    "Video": "litdata.types",
-    "TokensLoader": "litdata.core.items.loaders",
-    "TemporalArrayLoader": "litdata.core.items.loaders",
-    "register_namedtuple": "litdata.core.items.pytree",
+    "NumaAffinity": "litdata.streaming.affinity",
+    "get_gpu_affinity": "litdata.streaming.affinity",
+    "get_numa_affinity": "litdata.streaming.affinity",
+    "ChunkWriter": "litdata.engine.writer",
+    "DatasetReader": "litdata.engine.reader",
+    "File": "litdata.engine.items.wrappers",
+    "Image": "litdata.engine.items.wrappers",
+    "Jpeg": "litdata.engine.items.wrappers",
+    "Pil": "litdata.engine.items.wrappers",
+    "Tensor": "litdata.engine.items.wrappers",
+    "Text": "litdata.engine.items.wrappers",
+    "Audio": "litdata.engine.items.wrappers",
+    "Graph": "litdata.engine.items.wrappers",
+    "JpegArray": "litdata.engine.items.wrappers",
+    "Mesh": "litdata.engine.items.wrappers",
+    "Nifti": "litdata.engine.items.wrappers",
+    "Pdf": "litdata.engine.items.wrappers",
+    "Tiff": "litdata.engine.items.wrappers",
+    "Video": "litdata.engine.items.wrappers",
+    "TokensLoader": "litdata.plugins.item_loaders.tokens",
+    "TemporalArrayLoader": "litdata.plugins.item_loaders.temporal",
+    "register_namedtuple": "litdata.engine.items.pytree",
     "write_dataset": "litdata.processing.write",
-    "ParquetLoader": "litdata.plugins.formats._parquet_rows",
-    "index_parquet_dataset": "litdata.plugins.formats.parquet",
-    "index_hf_dataset": "litdata.plugins.formats._hf_datasets",
-    "optimize_hf": "litdata.plugins.formats._hf_datasets",
+    "ParquetLoader": "litdata.plugins.formats.parquet.rows",
+    "index_parquet_dataset": "litdata.plugins.formats.parquet.format",
+    "index_hf_dataset": "litdata.plugins.formats.hf.datasets",
+    "optimize_hf": "litdata.plugins.formats.hf.datasets",
     "complete_dataset": "litdata.processing.merge",
     "is_complete_dataset": "litdata.processing.merge",
     "build_keys_index": "litdata.processing.keys",
@@ -148,12 +152,12 @@ _LAZY = {
     "StreamingDataLoader": "litdata.streaming.dataloader",
     "StreamingDataset": "litdata.streaming.dataset",
     "litdata_collate": "litdata.streaming.collate",
-    "CombinedStreamingDataset": "litdata.streaming.combined",
-    "ParallelStreamingDataset": "litdata.streaming.parallel",
+    "CombinedStreamingDataset": "litdata.streaming.composition.combined",
+    "ParallelStreamingDataset": "litdata.streaming.composition.parallel",
     "train_test_split": "litdata.streaming.split",
-    "StreamingRawDataset": "litdata.raw.dataset",
-    "list_media_folder": "litdata.raw.media",
-    "iter_webdataset_tar": "litdata.raw.webdataset",
+    "StreamingRawDataset": "litdata.plugins.formats.raw.dataset",
+    "list_media_folder": "litdata.plugins.formats.raw.media",
+    "iter_webdataset_tar": "litdata.plugins.formats.webdataset.tars",
 }
 
 

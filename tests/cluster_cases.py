@@ -18,7 +18,7 @@ from helpers import wait_for
 
 import litdata as ld
 from litdata.core.errors import ProcessingError
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 
 def _ids(url, options=None):

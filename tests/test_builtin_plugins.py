@@ -25,14 +25,40 @@ def _declared_modules():
     return modules
 
 
+def _module(path: Path) -> str:
+    return "litdata." + ".".join(path.relative_to(ROOT / "litdata").with_suffix("").parts)
+
+
+#: Format homes that are no format plugin: their files stream through another format.
+HOMES = {
+    "litdata.plugins.formats.hf": "Hugging Face datasets stream as Parquet",
+    "litdata.plugins.formats.raw": "raw files stream through StreamingRawDataset",
+}
+
+
 def test_every_plugin_module_is_declared():
+    """Each module of a kind's folder is a declared plugin; each subpackage (one format, with
+    its reader, writer and public functions) declares the module that is its plugin."""
     package = ROOT / "litdata" / "plugins"
-    found = {
-        "litdata." + ".".join(path.relative_to(ROOT / "litdata").with_suffix("").parts)
-        for path in package.rglob("*.py")
-        if not path.name.startswith("_")  # packages and private helper modules
+    declared = _declared_modules()
+    kinds = [folder for folder in package.iterdir() if (folder / "__init__.py").is_file()]
+    modules = {
+        _module(path)
+        for folder in kinds
+        for path in folder.glob("*.py")
+        if not path.name.startswith("_")  # private helpers
     }
-    assert found == _declared_modules()
+    subpackages = [sub for folder in kinds for sub in folder.iterdir() if sub.is_dir()]
+    undeclared = [
+        _module(sub / "__init__.py").removesuffix(".__init__")
+        for sub in subpackages
+        if (sub / "__init__.py").is_file()
+        and not any(_module(path) in declared for path in sub.glob("*.py"))
+    ]
+    top = {_module(path) for path in package.glob("*.py") if not path.name.startswith("_")}
+    direct = {module for module in declared if module.startswith("litdata.plugins.")}
+    assert modules | top == {module for module in direct if module.count(".") <= 3}
+    assert sorted(undeclared) == sorted(HOMES)
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ import pytest
 
 import litdata as ld
 from litdata.cli import main
-from litdata.core import tracing
-from litdata.debugger import enable_tracer
+from litdata.observe import enable_tracer
+from litdata.observe import tracer as tracing
 
 
 def _sample(i):

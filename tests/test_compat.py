@@ -211,15 +211,15 @@ def test_litdatas_index_of_an_empty_run_reads_as_empty(tmp_path):
 
 
 def test_chunks_litdata_decompressed_in_place_are_read(tmp_path):
-    from litdata.core.chunks.codecs import create_compressor
     from litdata.core.chunks.stored import plain_chunk
     from litdata.core.errors import ChunkCorruptError
     from litdata.core.index import index_from_bytes
+    from litdata.plugins import resolve
 
     samples = [{"id": i, "text": f"row {i}" * 5} for i in range(30)]
     litdata.write_dataset(samples, tmp_path, chunk_size=10, compression="zstd")
     index = index_from_bytes((tmp_path / "index.json").read_bytes(), "index.json")
-    codec = create_compressor("zstd")
+    codec = resolve("compression", "zstd")
     for chunk in index.chunks:  # what LitData's reader leaves behind
         stored = tmp_path / chunk.filename
         plain = plain_chunk(stored.read_bytes(), chunk, compressor=codec, level=None, where="x")

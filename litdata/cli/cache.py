@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core import config
-from litdata.core.cache.directory import cache_home, recorded_source
-from litdata.core.storage.location import resolve
 from litdata.core.units import format_size
+from litdata.engine.cache.directory import cache_home, recorded_source
+from litdata.engine.resolve import resolve
 
 __all__ = ["add_parser", "run"]
 

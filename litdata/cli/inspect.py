@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from litdata.core.errors import LitdataError
-from litdata.core.protocols import ForeignFormat
-from litdata.core.reader import DatasetReader
-from litdata.core.source import Dataset, open_dataset
+from litdata.core.formats import ForeignFormat
+from litdata.core.registry.hooks import default_item_loader
 from litdata.core.units import format_size
+from litdata.engine.opening import Dataset, open_dataset
+from litdata.engine.reader import DatasetReader
 
 __all__ = ["add_parser", "count", "describe", "run"]
 
@@ -110,7 +111,7 @@ def _summary(dataset: Dataset) -> list[tuple[str, str]]:
         ("bytes", f"{stored:,} ({format_size(stored)} {as_stored})"),  # not a plugin name
         ("compression", compression),
         ("encryption", ", ".join(f"{k}={v}" for k, v in encryption.items()) or "none"),
-        ("item loader", config.item_loader or ("-" if foreign else "PyTreeLoader")),
+        ("item loader", config.item_loader or ("-" if foreign else default_item_loader(index))),
         ("leaf codecs", ", ".join(config.data_format) or "-"),
         ("checksums", "yes" if any(c.checksum for c in index.chunks) else "no"),
         ("keys", "yes" if index.keys else "no"),

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from litdata.core import tracing
-from litdata.debugger.convert import convert_trace
+from litdata.observe import tracer as tracing
+from litdata.observe.convert import convert_trace
 
 __all__ = ["add_parser", "run"]
 
@@ -23,7 +23,7 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "trace",
         help="convert an enable_tracer() log into a Chrome / Perfetto trace",
-        description="Work with logs written by litdata.debugger.enable_tracer().",
+        description="Work with logs written by litdata.observe.enable_tracer().",
         epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError:
         print(
             f"error: no trace log at {args.log}. Record one with "
-            f"litdata.debugger.enable_tracer(log_file=...) first.",
+            f"litdata.observe.enable_tracer(log_file=...) first.",
             file=sys.stderr,
         )
         return 1

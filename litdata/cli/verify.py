@@ -15,16 +15,16 @@ from typing import Any
 
 from tqdm import tqdm
 
-from litdata.core.cache.chunks import ChunkCache
 from litdata.core.chunks.checksum import verify_checksum
-from litdata.core.chunks.codecs import create_compressor
 from litdata.core.chunks.framing import unframe
 from litdata.core.errors import ChunkCorruptError, LitdataError, UnsafeDataError
+from litdata.core.formats import ChunkChecker, ItemDecoder, ReadOptions
 from litdata.core.index import ChunkEntry
-from litdata.core.items.serializer_set import SerializerSet
-from litdata.core.protocols import ChunkChecker, Compressor, ItemDecoder
-from litdata.core.reading import ReadOptions
-from litdata.core.source import Dataset, open_dataset
+from litdata.core.protocols import Compressor
+from litdata.engine.cache.chunks import ChunkCache
+from litdata.engine.items.serializer_set import SerializerSet
+from litdata.engine.opening import Dataset, open_dataset
+from litdata.engine.plugins import resolve_plugin
 
 __all__ = ["add_parser", "check_chunk", "run"]
 
@@ -52,7 +52,9 @@ def check_chunk(cache: ChunkCache, dataset: Dataset, entry: ChunkEntry, scratch:
         what = "truncated" if len(data) < recorded else "too long"
         return f"{what}: {len(data):,} bytes, but index.json records {recorded:,}"
     compressor = (
-        create_compressor(config.compression, index.plugins.get("compression"))
+        resolve_plugin(
+            "compression", config.compression, providers=index.plugins.get("compression")
+        )
         if config.compression
         else None
     )

@@ -20,6 +20,7 @@ __all__ = [
     "OutputLockedError",
     "PluginError",
     "PluginLoadError",
+    "PluginOptionsError",
     "PluginValidationError",
     "ProcessingError",
     "SampleDecodeError",
@@ -55,6 +56,14 @@ class UnknownPluginError(PluginError, KeyError, ValueError):
 
 class PluginLoadError(PluginError, ImportError):
     """A plugin's module failed to import (usually a missing optional dependency)."""
+
+
+class PluginOptionsError(PluginError, TypeError, ValueError):
+    """A plugin was given options its constructor does not take (the message lists its own).
+
+    Both a ``TypeError`` (what calling the constructor would raise) and a ``ValueError`` (a
+    bad setting).
+    """
 
 
 class PluginValidationError(PluginError, TypeError):

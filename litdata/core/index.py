@@ -15,7 +15,7 @@ from typing import Any
 
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.core.guards import check_count, check_member, check_version, is_member
-from litdata.core.storage.publish import publish_bytes
+from litdata.core.publish import publish_bytes
 
 __all__ = [
     "FORMAT_VERSION",
@@ -91,7 +91,7 @@ class DatasetConfig:
     data_format: tuple[str, ...] = ()
     data_spec: str | None = None
     encryption: Mapping[str, Any] | None = None
-    item_loader: str | None = "PyTreeLoader"
+    item_loader: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def core(self) -> dict[str, Any]:

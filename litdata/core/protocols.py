@@ -8,29 +8,20 @@ the core calls, and ``litdata.testing`` has a contract test class for each kind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from litdata.core.index import ChunkEntry, DatasetIndex
-    from litdata.core.reading import ReadOptions
-    from litdata.core.storage.location import Location
     from litdata.core.work import Job, Report, WorkSource
 
 __all__ = [
-    "ChunkChecker",
-    "ChunkHandle",
     "ClusterExecutor",
     "Compressor",
     "ElementSerializer",
     "Encryptor",
     "Executor",
-    "ForeignFormat",
-    "FormatAdapter",
     "InPlaceStorage",
-    "ItemDecoder",
     "PickleAware",
-    "RangedDecoder",
     "RangedStorage",
     "Serializer",
     "ShuffleStrategy",
@@ -231,135 +222,6 @@ class ShuffleStrategy(Protocol):
     def item_order(self, chunk: int, num_items: int, seed: int, epoch: int) -> Sequence[int]:
         """A permutation of ``range(num_items)``: the order the items of a chunk are read."""
         ...
-
-
-class ChunkHandle(Protocol):
-    """One chunk file opened for reading items (a memory map, an open file...)."""
-
-    def prefetch(self) -> None:
-        """Ask for the chunk's bytes ahead of reading (a hint; may do nothing)."""
-        ...
-
-    def release(self) -> None:
-        """Drop what this process holds of the chunk; items handed out stay valid."""
-        ...
-
-    def close(self) -> None:
-        """Release the chunk for good."""
-        ...
-
-
-class ItemDecoder(Protocol):
-    """Reads the items of a dataset's chunk files (once they are local files)."""
-
-    def items_in_chunk(self, entry: ChunkEntry) -> int:
-        """How many items a chunk yields."""
-        ...
-
-    def open(self, path: str, entry: ChunkEntry) -> ChunkHandle:
-        """Open the local chunk file ``path`` (checking it against ``entry``)."""
-        ...
-
-    def read(self, chunk: Any, position: int) -> Any:
-        """The item at ``position`` of a chunk that ``open`` returned."""
-        ...
-
-
-@runtime_checkable
-class WindowDecoder(Protocol):
-    """A decoder of records with a frame axis, which can read a window of frames of a record."""
-
-    def frame_counts(self, entry: ChunkEntry) -> list[int]:
-        """The frame count of each record of a chunk, from its index entry."""
-        ...
-
-    def window(
-        self, chunk: Any, position: int, start: int, frames: int, fields: Sequence[str] | None
-    ) -> dict[str, Any]:
-        """Frames ``[start, start + frames)`` of the chosen fields (all when ``None``)."""
-        ...
-
-
-@runtime_checkable
-class RangedDecoder(Protocol):
-    """A decoder that can read one item from byte ranges of a chunk, without the whole chunk.
-
-    ``DatasetReader[i]`` uses it for remote chunks that are not cached: two small ranged reads
-    (the chunk's offsets, then the item) instead of a whole download.
-    """
-
-    def item_span(
-        self, entry: ChunkEntry, position: int, header: Callable[[int, int], bytes]
-    ) -> tuple[int, int]:
-        """The ``[start, end)`` bytes of item ``position`` in the chunk file.
-
-        Args:
-            entry: The chunk's index entry.
-            position: The item.
-            header: Reads bytes ``[start, end)`` of the chunk's header (cached by the reader).
-
-        Raises:
-            ChunkCorruptError: The offsets are inconsistent with the entry.
-        """
-        ...
-
-    def decode_item(self, data: memoryview, where: str) -> Any:
-        """Decode an item from its bytes (``where`` names it in errors)."""
-        ...
-
-
-class FormatAdapter(Protocol):
-    """Presents a dataset stored in some format as chunks of items (native, MDS, Parquet...).
-
-    The hook ``litdata_detect_format`` names the format of a location; the adapter then lists
-    its chunks (files with item counts) as a ``DatasetIndex`` and decodes their items.
-    """
-
-    name: ClassVar[str]
-
-    def read_index(self, location: Location) -> DatasetIndex:
-        """Read or build the index of the dataset at ``location``.
-
-        Raises:
-            DatasetNotFoundError: There is no dataset of this format there.
-        """
-        ...
-
-    def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
-        """A decoder for the chunks of ``index``, with the reader's options."""
-        ...
-
-
-@runtime_checkable
-class ChunkChecker(Protocol):
-    """A format that can check a chunk's plain bytes without decoding its items.
-
-    ``litdata verify`` calls it once a chunk's size and checksum passed (and it decompressed);
-    the chunks of a format without this ability are checked by decoding every item.
-    """
-
-    def check_chunk(
-        self, data: memoryview, entry: ChunkEntry, index: DatasetIndex, where: str
-    ) -> None:
-        """Check the plain bytes of one chunk against its index entry.
-
-        Raises:
-            ChunkCorruptError: The bytes are not a sound chunk of that entry (the message
-                says what is wrong).
-        """
-        ...
-
-
-@runtime_checkable
-class ForeignFormat(Protocol):
-    """A format of datasets other tools write, read as they are (``litdata inspect`` says so).
-
-    Such a format's chunk entries record their sizes as stored; an entry's
-    ``extra["compression"]`` names the codec of a chunk the format's decoder decompresses itself.
-    """
-
-    #: Who writes datasets of this format (``"MosaicML Streaming's MDSWriter"``).
-    written_by: ClassVar[str]
 
 
 class Executor(Protocol):

@@ -22,7 +22,7 @@ from litdata.core.index import (
     DatasetIndex,
     parse_index,
 )
-from litdata.core.storage.location import Location
+from litdata.core.location import Location
 from litdata.core.work import Item, Slices
 
 __all__ = ["CHECKPOINT_DIR", "Checkpoint", "Checkpoints", "WorkerState"]
@@ -79,7 +79,7 @@ class Checkpoints:
     """
 
     def __init__(self, output: Location) -> None:
-        self.directory = output.at(output.join(CHECKPOINT_DIR))
+        self.directory = output.child(CHECKPOINT_DIR)
 
     def exist(self) -> bool:
         """Whether a run left checkpoints here."""

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core import config
-from litdata.core.storage.location import Location
-from litdata.core.storage.publish import publishing
+from litdata.core.location import Location
+from litdata.core.publish import publishing
 
 __all__ = ["InputDownloads"]
 

@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from litdata.core import config, tracing
+from litdata.core import config
+from litdata.core.formats import ItemLoader
 from litdata.core.index import DatasetConfig
-from litdata.core.items.loaders import ItemLoader
+from litdata.core.location import Location
 from litdata.core.protocols import Serializer
-from litdata.core.storage.location import Location
-from litdata.core.storage.upload import Uploader
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
-from litdata.core.writer import ChunkWriter
+from litdata.engine.upload import Uploader
+from litdata.engine.writer import ChunkWriter
+from litdata.observe import tracer as tracing
 from litdata.processing.checkpoint import Checkpoint, WorkerState
 from litdata.processing.inputs import InputDownloads
 

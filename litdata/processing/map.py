@@ -8,9 +8,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from litdata.core.output_lock import LOCK_FILENAME, OutputLock
 from litdata.core.protocols import Executor
-from litdata.core.storage.location import resolve
+from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
+from litdata.engine.resolve import resolve
+from litdata.processing.dealing import check_weights
 from litdata.processing.job import MapJob
 from litdata.processing.readers import with_reader
 from litdata.processing.run import (
@@ -28,7 +29,6 @@ from litdata.processing.run import (
     resolve_executor,
     run_job,
 )
-from litdata.processing.split import check_weights
 
 __all__ = ["map"]
 

@@ -10,15 +10,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from litdata.core.chunks.codecs import chunk_filename
-from litdata.core.completion import publish_merged
+from litdata.core.chunks.names import chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
-from litdata.core.keys import dataset_keys_parts, merge_keys
-from litdata.core.output_lock import OutputLock
-from litdata.core.rank_indexes import publish_index
-from litdata.core.storage.location import Location, resolve
-from litdata.core.storage.publish import publishing
+from litdata.core.location import Location
+from litdata.core.publish import publishing
+from litdata.engine.completion import publish_merged
+from litdata.engine.key_index import dataset_keys_parts, merge_keys
+from litdata.engine.output_lock import OutputLock
+from litdata.engine.rank_indexes import publish_index
+from litdata.engine.resolve import resolve
 
 __all__ = ["complete_dataset", "is_complete_dataset", "merge_datasets"]
 
@@ -42,7 +43,7 @@ def complete_dataset(input_dir: str | os.PathLike[str]) -> str:
     """Merge the per-worker indexes of an interrupted ``optimize`` into ``index.json``.
 
     A no-op when the dataset is already complete. The merge runs under the output lock, once
-    (see ``litdata.core.completion``); what a litdata run that did not finish left is merged
+    (see ``litdata.engine.completion``); what a litdata run that did not finish left is merged
     too, since you ask for it.
 
     Returns:

@@ -8,12 +8,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from litdata.core.formats import ItemLoader
 from litdata.core.index import DatasetConfig
-from litdata.core.items.loaders import ItemLoader, PyTreeLoader
-from litdata.core.keys import check_key_fn
 from litdata.core.protocols import ClusterExecutor, Encryptor, Executor, Serializer
 from litdata.core.work import LiveQueue, Slices, WorkSource
-from litdata.core.writer import check_chunk_options
+from litdata.engine.items.loaders import default_item_loader
+from litdata.engine.key_index import check_key_fn
+from litdata.engine.writer import check_chunk_options
+from litdata.processing.dealing import check_weights
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import check_append, prepare_output
 from litdata.processing.readers import with_reader
@@ -31,7 +33,6 @@ from litdata.processing.run import (
     resolve_executor,
     run_job,
 )
-from litdata.processing.split import check_weights
 
 __all__ = ["ALL_DONE", "optimize"]
 
@@ -72,7 +73,7 @@ def _check_keys(
     if key_fn is None:
         return
     check_fn(key_fn, "key_fn")
-    check_key_fn(key_fn, (item_loader or PyTreeLoader()).name)
+    check_key_fn(key_fn, item_loader or default_item_loader())
     if use_checkpoint:
         raise ValueError(
             "key_fn cannot be combined with use_checkpoint=True yet: a resumed run would lose "
@@ -160,7 +161,7 @@ def optimize(
         key_fn: ``sample -> key`` (an int or a str, unique): write the ``keys/`` sidecar, so
             ``ds["some-id"]`` and ``ds.get_by_key(42)`` find a sample. Importable, like ``fn``.
         weights: One positive weight per input (its cost): inputs are dealt so every worker
-            gets about the same total (see ``litdata.processing.split.weighted``).
+            gets about the same total (see ``litdata.processing.dealing.weighted``).
         reader: A ``litdata.processing.readers.BaseReader``: ``fn`` gets ``reader.read(input)``.
         num_downloaders: Files of one input downloaded at once (with a remote ``input_dir``).
         num_uploaders: Chunks uploaded at once by each worker (remote outputs).
@@ -267,7 +268,7 @@ def optimize(
                 chunk_bytes=target_bytes,
                 chunk_size=chunk_size,
                 compression=compression,
-                item_loader=(item_loader or PyTreeLoader()).name,
+                item_loader=(item_loader or default_item_loader()).name,
             )
         )
     except BaseException:

@@ -1,6 +1,6 @@
 """The output of ``optimize``: its lock, its mode, where workers write, and how it is published.
 
-- One writer per output (:class:`~litdata.core.output_lock.OutputLock`).
+- One writer per output (:class:`~litdata.engine.output_lock.OutputLock`).
 - ``mode=None``: an output holding a dataset is refused; one holding files that are not part
   of a dataset is refused too (unless they are the leftovers of a failed litdata run, which
   are removed, or kept for a resume with ``use_checkpoint``).
@@ -29,15 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from litdata.core.chunks.codecs import parse_chunk_filename
+from litdata.core.chunks.names import parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
+from litdata.core.formats import ItemLoader
 from litdata.core.index import INDEX_FILENAME, DatasetConfig, DatasetIndex, index_from_bytes
-from litdata.core.items.loaders import ItemLoader, PyTreeLoader
-from litdata.core.keys import KEYS_DIR, remove_keys, writer_keys_names
-from litdata.core.output_lock import LOCK_FILENAME, OutputLock
-from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
-from litdata.core.storage.location import Location, resolve
-from litdata.core.storage.publish import published_name
+from litdata.core.location import Location
+from litdata.core.publish import published_name
+from litdata.engine.items.loaders import default_item_loader
+from litdata.engine.key_index import KEYS_DIR, remove_keys, writer_keys_names
+from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
+from litdata.engine.rank_indexes import merge_rank_indexes, rank_index_names
+from litdata.engine.resolve import resolve
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
 from litdata.processing.update import SCRATCH as UPDATE_SCRATCH
 
@@ -230,7 +232,7 @@ def check_append(
         chunk_bytes=chunk_bytes,
         chunk_size=chunk_size,
         compression=compression,
-        item_loader=(item_loader or PyTreeLoader()).name,
+        item_loader=(item_loader or default_item_loader()).name,
     )
     ours, recorded = given.core(), existing.config.core()
     different = [

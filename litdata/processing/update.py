@@ -30,17 +30,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from litdata.core.chunks.codecs import chunk_filename, parse_chunk_generation
+from litdata.core.chunks.names import chunk_filename, parse_chunk_generation
 from litdata.core.errors import DatasetFormatError, SampleError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex
-from litdata.core.keys import KEYS_DIR, normalize_key
-from litdata.core.output_lock import OutputLock
+from litdata.core.location import Location
 from litdata.core.protocols import Encryptor, Serializer
-from litdata.core.rank_indexes import publish_index
-from litdata.core.reader import DatasetReader
-from litdata.core.storage.location import Location, resolve
-from litdata.core.storage.publish import stale_temporaries
-from litdata.core.writer import ChunkWriter
+from litdata.core.publish import stale_temporaries
+from litdata.engine.key_index import KEYS_DIR, normalize_key
+from litdata.engine.output_lock import OutputLock
+from litdata.engine.rank_indexes import publish_index
+from litdata.engine.reader import DatasetReader
+from litdata.engine.resolve import resolve
+from litdata.engine.writer import ChunkWriter
 
 __all__ = ["DatasetUpdate", "dataset_update"]
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from litdata.core.items.loaders import ItemLoader
+from litdata.core.formats import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
-from litdata.core.writer import ChunkWriter, check_chunk_options, write_samples
+from litdata.engine.writer import ChunkWriter, check_chunk_options, write_samples
 from litdata.processing.output import check_append, prepare_output
 
 __all__ = ["write_dataset"]

@@ -19,12 +19,12 @@ __all__ = [
 ]
 
 _LAZY = {
-    "CombinedStreamingDataset": "litdata.streaming.combined",
-    "ParallelStreamingDataset": "litdata.streaming.parallel",
+    "CombinedStreamingDataset": "litdata.streaming.composition.combined",
+    "ParallelStreamingDataset": "litdata.streaming.composition.parallel",
     "StreamingDataLoader": "litdata.streaming.dataloader",
     "StreamingDataset": "litdata.streaming.dataset",
-    "TokensLoader": "litdata.core.items.loaders",
-    "TemporalArrayLoader": "litdata.core.items.loaders",
+    "TokensLoader": "litdata.plugins.item_loaders.tokens",
+    "TemporalArrayLoader": "litdata.plugins.item_loaders.temporal",
 }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch.utils.data import default_collate
 
-from litdata.types import Graph
+from litdata.engine.items.wrappers import Graph
 
 __all__ = ["litdata_collate"]
 

@@ -17,22 +17,22 @@ from typing import Any, Protocol
 
 from torch.utils.data import DataLoader
 
-from litdata.core import tracing
 from litdata.core.errors import LitdataWarning
-from litdata.core.lifeline import Lifeline
-from litdata.streaming.agreement import check_ranks_agree
-from litdata.streaming.batching import Envelope, LoaderProgress
-from litdata.streaming.collate import litdata_collate
-from litdata.streaming.profiling import (
+from litdata.engine.lifeline import Lifeline
+from litdata.observe import tracer as tracing
+from litdata.observe.profiling import (
     ProfileSettings,
     ProfilingCollate,
     WorkerStart,
     start_in_main,
     stop_in_main,
 )
+from litdata.observe.traced import traced_batches
+from litdata.streaming.agreement import check_ranks_agree
+from litdata.streaming.batching import Envelope, LoaderProgress
+from litdata.streaming.collate import litdata_collate
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.state_shape import require_loader_state
-from litdata.streaming.traced import traced_batches
 from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
@@ -115,7 +115,7 @@ def _is_streamable(dataset: object) -> bool:
 
     if isinstance(dataset, StreamingDataset):
         return True
-    from litdata.streaming.composed import ComposedDataset
+    from litdata.streaming.composition.base import ComposedDataset
 
     return isinstance(dataset, ComposedDataset)
 
@@ -145,7 +145,7 @@ class StreamingDataLoader(DataLoader[Any]):
             ``multiprocessing_context``, ``worker_init_fn``...).
 
     Workers end within a second or so when the training process dies, whatever they are
-    doing (see ``litdata.core.lifeline``).
+    doing (see ``litdata.engine.lifeline``).
     """
 
     def __init__(

@@ -12,14 +12,16 @@ from typing import Any
 import numpy.random  # noqa: F401
 from torch.utils.data import IterableDataset
 
-from litdata.core import tracing
-from litdata.core.items.loaders import ItemLoader
+from litdata.core.formats import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
-from litdata.core.reader import DatasetReader
-from litdata.core.source import open_dataset
-from litdata.core.storage.location import resolve
+from litdata.engine.opening import open_dataset
+from litdata.engine.reader import DatasetReader
+from litdata.engine.resolve import resolve
+from litdata.observe import tracer as tracing
+from litdata.observe.traced import traced_read
 from litdata.streaming.batching import LoaderProgress, deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
+from litdata.streaming.frames import FrameWindows
 from litdata.streaming.options import (
     cache_budget,
     check_batch_size,
@@ -42,8 +44,6 @@ from litdata.streaming.state import (
 )
 from litdata.streaming.state_shape import require_dataset_state
 from litdata.streaming.subsets import subsample_regions, subset_regions
-from litdata.streaming.traced import traced_read
-from litdata.streaming.windows import FrameWindows
 
 __all__ = ["StreamingDataset"]
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from litdata.core import tracing
+from litdata.observe import tracer as tracing
 from litdata.streaming.plan import Topology
 
 __all__ = ["logical_worker", "num_nodes", "rank_and_world", "worker_and_count"]

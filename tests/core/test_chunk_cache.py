@@ -6,12 +6,12 @@ import time
 import pytest
 
 import litdata as ld
-from litdata.core.cache import chunks
-from litdata.core.cache.chunks import ChunkCache
-from litdata.core.cache.locks import ChunkLock
-from litdata.core.chunks.codecs import decompressed_filename
-from litdata.core.storage.location import resolve
-from litdata.plugins.formats.chunks import ChunksFormat
+from litdata.core.chunks.names import decompressed_filename
+from litdata.engine.cache import chunks
+from litdata.engine.cache.chunks import ChunkCache
+from litdata.engine.cache.locks import ChunkLock
+from litdata.engine.resolve import resolve
+from litdata.plugins.formats.chunks.format import ChunksFormat
 
 
 def test_a_chunk_published_while_its_fetcher_holds_it_is_used_at_once(tmp_path, monkeypatch):

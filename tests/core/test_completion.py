@@ -19,9 +19,9 @@ from cli_process import cli_env
 
 import litdata as ld
 from litdata.core.errors import DatasetNotFoundError, OutputLockedError
-from litdata.core.output_lock import LOCK_FILENAME, OutputLock
-from litdata.core.storage.location import resolve
-from litdata.core.writer import ChunkWriter
+from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
+from litdata.engine.resolve import resolve
+from litdata.engine.writer import ChunkWriter
 
 EXPECTED = [rank * 100 + i for rank in range(3) for i in range(7)]
 

@@ -8,7 +8,7 @@ import litdata as ld
 from litdata.core.errors import PluginLoadError
 from litdata.core.registry import hooks, registries
 from litdata.core.registry.manager import get_plugin_manager, hook_origin, reset_plugin_manager
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 from litdata.testing import fake_distribution
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -54,6 +54,16 @@ def litdata_detect_format(location, index):
 @litdata.hookimpl
 def litdata_shuffle_for(url, shuffle):
     return "window:size=2" if shuffle and url.endswith("striped") else None
+
+@litdata.hookimpl
+def litdata_default_item_loader(index):
+    return "TemporalArrayLoader" if index is None and DEFAULTS else None
+
+@litdata.hookimpl
+def litdata_default_executor():
+    return "dask" if DEFAULTS else None
+
+DEFAULTS = []
 """
 
 
@@ -169,6 +179,38 @@ def test_hook_litdata_shuffle_for(recorder, tmp_path):
     assert ld.StreamingDataset(tmp_path / "plain", shuffle=True).strategy.name == "full"
     assert ld.StreamingDataset(tmp_path / "striped").strategy.name == "none"
     assert sorted(striped) == list(range(10))
+
+
+def test_hook_litdata_default_item_loader(recorder, tmp_path):
+    from litdata.engine.items.loaders import default_item_loader
+    from litdata.engine.opening import open_dataset
+
+    assert default_item_loader().name == "PyTreeLoader"  # litdata's own answer
+    recorder.DEFAULTS.append(True)
+    assert default_item_loader().name == "TemporalArrayLoader"
+    old = ld.write_dataset(
+        (np.arange(4, dtype=np.int64) for _ in range(3)),
+        tmp_path / "t",
+        chunk_size=8,
+        item_loader=ld.TokensLoader(),
+    )
+    index = (old / "index.json").read_text().replace('"item_loader": "TokensLoader"', '"x": 0')
+    (old / "index.json").write_text(index)  # an index of LitData before item_loader existed
+    recorder.DEFAULTS.clear()
+    assert hooks.default_item_loader(open_dataset(str(old)).index) == "TokensLoader"
+    reader = ld.DatasetReader(old, item_loader=ld.TokensLoader(block_size=4))
+    assert reader[1].tolist() == [0, 1, 2, 3]
+
+
+def test_hook_litdata_default_executor(recorder):
+    from litdata.processing.run import resolve_executor
+
+    assert resolve_executor(None, None).name == "local"
+    recorder.DEFAULTS.append(True)
+    try:
+        assert hooks.default_executor() == "dask"
+    finally:
+        recorder.DEFAULTS.clear()
 
 
 def test_blocked_and_disabled_plugins_are_not_loaded(recorder, monkeypatch):

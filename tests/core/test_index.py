@@ -13,9 +13,11 @@ from litdata.core.index import (
     parse_index,
     write_index,
 )
-from litdata.core.rank_indexes import merge_rank_indexes, rank_index_names
+from litdata.engine.rank_indexes import merge_rank_indexes, rank_index_names
 
-CONFIG = DatasetConfig(chunk_size=2, data_format=("int",), data_spec=None)
+CONFIG = DatasetConfig(
+    chunk_size=2, data_format=("int",), data_spec=None, item_loader="PyTreeLoader"
+)
 
 
 def _index(*names: str) -> DatasetIndex:
@@ -132,7 +134,12 @@ def test_merge_of_nothing_is_an_error(tmp_path):
 
 
 def test_config_differences_name_the_keys_that_differ():
-    other = DatasetConfig(chunk_size=3, data_format=("int",), extra={"compression_level": "item"})
+    other = DatasetConfig(
+        chunk_size=3,
+        data_format=("int",),
+        item_loader="PyTreeLoader",
+        extra={"compression_level": "item"},
+    )
     assert CONFIG.differences(CONFIG) == []
     assert CONFIG.differences(other) == ["chunk_size"]
     assert CONFIG.differences(other, ["compression_level", "data_format"]) == ["compression_level"]

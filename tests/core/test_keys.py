@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from litdata.core.errors import DatasetFormatError
-from litdata.core.keys import (
+from litdata.engine.key_index import (
     KeyIndex,
     KeyRecorder,
     KeysPart,
@@ -15,7 +15,7 @@ from litdata.core.keys import (
     normalize_key,
     shard_name,
 )
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 
 @pytest.mark.parametrize(

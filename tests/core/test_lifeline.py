@@ -8,7 +8,7 @@ from functools import partial
 
 from helpers import leaving_no_process, session_processes, wait_for
 
-from litdata.core.lifeline import ORPHANED_EXIT_CODE, Lifeline
+from litdata.engine.lifeline import ORPHANED_EXIT_CODE, Lifeline
 
 # The parent starts the worker and exits at once; the worker takes the lifeline only later.
 PARENT = """
@@ -18,7 +18,7 @@ subprocess.Popen([sys.executable, "-c", sys.argv[1], str(os.getpid()), sys.argv[
 WORKER = """
 import os, sys, time
 from pathlib import Path
-from litdata.core.lifeline import Lifeline
+from litdata.engine.lifeline import Lifeline
 parent, markers = int(sys.argv[1]), Path(sys.argv[2])
 (markers / "worker").write_text(str(os.getpid()))
 while os.getppid() == parent:  # until the parent is gone
@@ -46,7 +46,7 @@ def test_a_worker_whose_parent_is_gone_exits_with_the_orphans_code():
         [
             sys.executable,
             "-c",
-            f"from litdata.core.lifeline import Lifeline; "
+            f"from litdata.engine.lifeline import Lifeline; "
             f"Lifeline({gone.pid}).hold(); print('survived')",
         ],
         capture_output=True,

@@ -6,7 +6,8 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import UnknownPluginError
-from litdata.core.storage.location import is_url, resolve, scheme_of
+from litdata.core.location import is_url, scheme_of
+from litdata.engine.resolve import resolve
 
 
 @pytest.mark.parametrize(

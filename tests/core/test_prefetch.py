@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from litdata.core.cache.prefetch import Prefetcher
 from litdata.core.errors import ChunkWaitTimeoutError
+from litdata.engine.cache.prefetch import Prefetcher
 
 
 def _stuck(chunk):

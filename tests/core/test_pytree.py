@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from torch.utils._pytree import tree_flatten, treespec_dumps
 
 from litdata.core.errors import DatasetFormatError, SampleError
-from litdata.core.items.pytree import (
+from litdata.engine.items.pytree import (
     compile_flattener,
     compile_unflattener,
     flatten,

@@ -187,4 +187,5 @@ def test_every_kind_has_an_entry_point_group():
         "litdata.shuffle",
         "litdata.formats",
         "litdata.executors",
+        "litdata.item_loaders",
     }

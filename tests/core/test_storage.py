@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 
 @pytest.mark.parametrize("method", ["download", "read_range"])

@@ -8,8 +8,8 @@ import time
 import pytest
 
 import litdata as ld
-from litdata.core.cache import verified
 from litdata.core.chunks import checksum
+from litdata.engine.cache import verified
 
 
 @pytest.fixture

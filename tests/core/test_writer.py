@@ -7,9 +7,9 @@ import pytest
 from helpers import chunk_files
 
 import litdata as ld
-from litdata.core.chunks.codecs import chunk_filename, parse_chunk_filename
+from litdata.core.chunks.names import chunk_filename, parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, LitdataWarning, SampleError
-from litdata.core.writer import ChunkWriter
+from litdata.engine.writer import ChunkWriter
 
 
 def test_chunk_size_counts_items(tmp_path):

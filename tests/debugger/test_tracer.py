@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import litdata as ld
-from litdata.core import tracing
 from litdata.core.errors import ChunkCorruptError
-from litdata.debugger import convert_trace, enable_tracer
-from litdata.debugger.convert import parse_line
+from litdata.observe import convert_trace, enable_tracer
+from litdata.observe import tracer as tracing
+from litdata.observe.convert import parse_line
 
 # LitData's line format, field by field (Litracer parses exactly this).
 LINE = re.compile(
@@ -210,7 +210,7 @@ def test_off_and_not_enabled_write_nothing(tmp_path):
     script = textwrap.dedent(
         f"""
         import litdata as ld
-        from litdata.core import tracing
+        from litdata.observe import tracer as tracing
         assert len(list(ld.StreamingDataLoader(ld.StreamingDataset({str(tmp_path / "ds")!r}),
                                                num_workers=2))) == 10
         assert tracing.current() is None

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import litdata as ld
-from litdata.core.cache.verified import SETTLED_SECONDS
 from litdata.core.errors import ChunkCorruptError, DatasetFormatError
+from litdata.engine.cache.verified import SETTLED_SECONDS
 from litdata.streaming.dataloader import StreamingDataLoader  # noqa: F401  # torch loads now
 
 COUNT = 400

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from litdata.core.errors import OutputLockedError
-from litdata.core.output_lock import LOCK_FILENAME, OutputLock
-from litdata.core.storage.location import resolve
+from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
+from litdata.engine.resolve import resolve
 
 RACERS = 8
 ROUNDS = 60

@@ -12,7 +12,7 @@ from mds_fixtures import write_shards
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 
 @pytest.fixture

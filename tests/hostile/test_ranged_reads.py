@@ -9,7 +9,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 COUNT = 600
 

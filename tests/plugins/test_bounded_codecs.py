@@ -22,7 +22,7 @@ import zstandard
 from litdata.core.errors import DatasetFormatError
 from litdata.plugins.compression._bounded import OutputLimitError, fill, gather
 from litdata.plugins.compression.zstd import decompress_zstd
-from litdata.plugins.formats._mds_shards import decompressor
+from litdata.plugins.formats.mds.shards import decompressor
 
 PLAIN = bytes(range(256)) * 4000  # 1,024,000 bytes
 

@@ -2,7 +2,7 @@ import pytest
 from helpers import chunk_files
 
 import litdata as ld
-from litdata.core.chunks.codecs import create_compressor
+from litdata.plugins import resolve
 from litdata.plugins.compression.lz4 import LZ4Compressor
 from litdata.plugins.compression.zstd import ZstdCompressor
 from litdata.testing import CompressorContract
@@ -21,10 +21,10 @@ class TestLZ4(CompressorContract):
 
 
 def test_specs_with_levels():
-    assert create_compressor("zstd:9").level == 9
-    assert create_compressor("zstd").level == 4
+    assert resolve("compression", "zstd:9").level == 9
+    assert resolve("compression", "zstd").level == 4
     with pytest.raises(ValueError, match="must be an integer"):
-        create_compressor("zstd:high")
+        resolve("compression", "zstd:high")
 
 
 def test_chunk_names_carry_the_spec_verbatim_as_litdata(tmp_path):

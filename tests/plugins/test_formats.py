@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import litdata as ld
-from litdata.plugins.formats.chunks import ChunksFormat
+from litdata.plugins.formats.chunks.format import ChunksFormat
 from litdata.testing import FormatContract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "litdata-0.2.76"
@@ -29,7 +29,7 @@ class TestChunksFormatOnMemoryStorage(TestChunksFormat):
     def dataset(self, tmp_path, expected):
         local = ld.write_dataset(expected, tmp_path / "ds", chunk_size=10, compression="zstd")
         url = f"memory://formats-{tmp_path.name}/ds"
-        from litdata.core.storage.location import resolve
+        from litdata.engine.resolve import resolve
 
         remote = resolve(url)
         for path in local.iterdir():

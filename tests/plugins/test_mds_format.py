@@ -20,8 +20,8 @@ from litdata.core.errors import (
     UnsafeDataError,
 )
 from litdata.core.registry import hooks
-from litdata.core.storage.location import resolve
-from litdata.plugins.formats.mds import MDSFormat
+from litdata.engine.resolve import resolve
+from litdata.plugins.formats.mds.format import MDSFormat
 from litdata.testing import FormatContract
 
 

@@ -14,7 +14,8 @@ import pytest
 import torch
 from media_samples import pdf_bytes
 
-from litdata.core.reader import DatasetReader
+from litdata.engine.items.wrappers import Audio, Graph, Mesh, Nifti, Pdf, Tiff, Video
+from litdata.engine.reader import DatasetReader
 from litdata.plugins.serializers.audio import AudioSerializer, DecodedAudio, encode_wav
 from litdata.plugins.serializers.graph import GraphSerializer
 from litdata.plugins.serializers.mesh import MeshSerializer
@@ -24,7 +25,6 @@ from litdata.plugins.serializers.tiff import TifffileSerializer, TiffSerializer
 from litdata.plugins.serializers.video import VideoSerializer
 from litdata.processing.write import write_dataset
 from litdata.testing import SerializerContract
-from litdata.types import Audio, Graph, Mesh, Nifti, Pdf, Tiff, Video
 
 nibabel = pytest.importorskip("nibabel")
 trimesh = pytest.importorskip("trimesh")
@@ -349,7 +349,7 @@ def test_graph_pack_is_ldgr_v3() -> None:
 
 
 def test_media_leaves_in_one_dataset_record_litdatas_names(tmp_path: Path) -> None:
-    from litdata.types import JpegArray
+    from litdata.engine.items.wrappers import JpegArray
 
     sample = {
         "audio": Audio(array=WAVE, sampling_rate=8000),

@@ -12,8 +12,8 @@ from parquet_files import read_with_pyarrow, row, write_parquet
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError, ProcessingError
 from litdata.core.registry import hooks
-from litdata.core.storage.location import resolve
-from litdata.plugins.formats.parquet import ParquetFormat
+from litdata.engine.resolve import resolve
+from litdata.plugins.formats.parquet.format import ParquetFormat
 from litdata.testing import FormatContract
 
 SIZES = [23, 1, 40, 16]

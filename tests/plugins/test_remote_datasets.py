@@ -6,7 +6,7 @@ import torch
 from fns import record
 
 import litdata as ld
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 
 @pytest.mark.parametrize("server", ["s3_server", "gcs_server", "azurite_server"])

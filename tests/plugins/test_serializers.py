@@ -11,6 +11,7 @@ import pytest
 import torch
 from PIL import Image as PILImage
 
+from litdata.engine.items.wrappers import File, Image, Jpeg, JpegArray, Pil, Tensor, Text
 from litdata.plugins.serializers.arrays import NoHeaderNumpySerializer, NumpySerializer
 from litdata.plugins.serializers.images import (
     JPEGArraySerializer,
@@ -31,7 +32,6 @@ from litdata.plugins.serializers.scalars import (
 )
 from litdata.plugins.serializers.tensors import NoHeaderTensorSerializer, TensorSerializer
 from litdata.testing import SerializerContract
-from litdata.types import File, Image, Jpeg, JpegArray, Pil, Tensor, Text
 
 
 def _pixels(seed, shape=(6, 8, 3)):

@@ -10,8 +10,8 @@ from mds_samples import wds_sample
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError, DatasetNotFoundError
 from litdata.core.registry import hooks
-from litdata.core.storage.location import resolve
-from litdata.plugins.formats.webdataset import WebDatasetFormat
+from litdata.engine.resolve import resolve
+from litdata.plugins.formats.webdataset.format import WebDatasetFormat
 from litdata.testing import FormatContract
 
 SUFFIXES = ("txt", "cls", "json", "bin")

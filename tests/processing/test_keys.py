@@ -9,7 +9,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, ProcessingError
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 fns = pytest.importorskip("fns")
 

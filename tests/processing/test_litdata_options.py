@@ -7,7 +7,7 @@ import json
 import pytest
 
 import litdata as ld
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 fns = pytest.importorskip("fns")
 

@@ -5,7 +5,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
-from litdata.core.writer import ChunkWriter
+from litdata.engine.writer import ChunkWriter
 
 
 def _ids(directory):

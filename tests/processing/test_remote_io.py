@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import litdata as ld
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 
 @pytest.fixture

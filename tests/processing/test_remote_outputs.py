@@ -15,7 +15,7 @@ import pytest
 import litdata as ld
 from litdata.cli import main
 from litdata.core.errors import DatasetExistsError, OutputLockedError
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 
 TESTS = Path(__file__).resolve().parents[1]
 

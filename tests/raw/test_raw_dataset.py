@@ -9,9 +9,9 @@ import zstandard
 from torch.utils.data import DataLoader
 
 import litdata as ld
-from litdata.core.cache.directory import cache_home
-from litdata.core.storage.location import resolve
-from litdata.raw import FileIndexer, FileMetadata
+from litdata.engine.cache.directory import cache_home
+from litdata.engine.resolve import resolve
+from litdata.plugins.formats.raw import FileIndexer, FileMetadata
 
 
 def _files(root: Path, count: int = 30) -> dict[str, bytes]:

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import litdata as ld
+from litdata.engine.items.wrappers import Graph
 from litdata.streaming.collate import litdata_collate
-from litdata.types import Graph
 
 pyg_data = pytest.importorskip("torch_geometric.data")
 

@@ -9,7 +9,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import DatasetExistsError
-from litdata.core.storage.location import resolve
+from litdata.engine.resolve import resolve
 from litdata.plugins.storage.memory import MemoryStorage
 
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import litdata as ld
-from litdata.utilities.affinity import NODE_ROOT, NumaAffinity, parse_cpu_list
+from litdata.streaming.affinity import NODE_ROOT, NumaAffinity, parse_cpu_list
 
 
 def _tree(tmp_path: Path, nodes: dict[int, str]) -> Path:

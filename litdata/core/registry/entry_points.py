@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 
+from litdata.core import config
 from litdata.core.registry import known
 
-__all__ = ["Declared", "describe", "distribution_of", "forget", "installed"]
+__all__ = ["Declared", "allowed", "describe", "distribution_of", "forget", "installed"]
 
 _GROUP_PREFIX = "litdata"
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
@@ -138,6 +139,29 @@ def installed() -> tuple[Declared, ...]:
     if not any(_normalized(item.distribution) == known.DISTRIBUTION for item in declared):
         declared.extend(_builtin_table())
     return tuple(declared)
+
+
+def allowed(declared: Declared) -> bool:
+    """Whether a plugin may load: the rules every registry and the hooks share.
+
+    litdata's own plugins always load. A third party's does unless
+    ``LITDATA_DISABLE_PLUGIN_AUTOLOAD`` is set, or ``LITDATA_BLOCK_PLUGINS`` names it: by its
+    entry-point name (``bz2``), as ``group:name`` (``litdata.compression:bz2``), or by its
+    distribution's name (``litdata-plugin-example``: all of them).
+    """
+    if _normalized(declared.distribution) == known.DISTRIBUTION:
+        return True
+    if not config.plugin_autoload():
+        return False
+    entry_point = declared.entry_point
+    blocked = config.blocked_plugins()
+    names = {
+        entry_point.name,
+        f"{entry_point.group}:{entry_point.name}",
+    }
+    return not (names & blocked) and _normalized(declared.distribution) not in {
+        _normalized(name) for name in blocked
+    }
 
 
 def forget() -> None:

@@ -8,7 +8,7 @@ from litdata.core.registry.manager import get_plugin_manager
 
 if TYPE_CHECKING:
     from litdata.core.index import DatasetIndex
-    from litdata.core.storage.location import Location
+    from litdata.core.location import Location
 
 __all__ = [
     "chunk_closed",
@@ -17,6 +17,8 @@ __all__ = [
     "chunk_evicted",
     "chunk_opened",
     "chunk_written",
+    "default_executor",
+    "default_item_loader",
     "detect_format",
     "resolve_storage",
     "shuffle_for",
@@ -48,6 +50,18 @@ def shuffle_for(url: str, shuffle: bool) -> str:
     """The shuffle spec for reading the dataset at ``url`` with ``shuffle``."""
     name = get_plugin_manager().hook.litdata_shuffle_for(url=url, shuffle=shuffle)
     return _answer("litdata_shuffle_for", name, url=url, shuffle=shuffle)
+
+
+def default_item_loader(index: DatasetIndex | None = None) -> str:
+    """The item loader to use when none is given (``index``: the dataset being read)."""
+    name = get_plugin_manager().hook.litdata_default_item_loader(index=index)
+    return _answer("litdata_default_item_loader", name)
+
+
+def default_executor() -> str:
+    """The executor ``optimize`` and ``map`` run on when none is given."""
+    name = get_plugin_manager().hook.litdata_default_executor()
+    return _answer("litdata_default_executor", name)
 
 
 def chunk_written(path: str, chunk: dict[str, Any], seconds: float) -> None:

@@ -12,7 +12,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from litdata.core.index import DatasetIndex
-    from litdata.core.storage.location import Location
+    from litdata.core.location import Location
 
 __all__ = ["hookimpl", "hookspec"]
 
@@ -67,6 +67,35 @@ def litdata_shuffle_for(url: str, shuffle: bool) -> str | None:
     Returns:
         A shuffle spec such as ``"window"`` or ``"window:size=8"``, or ``None`` to let the
         next implementation decide.
+    """
+
+
+@hookspec(firstresult=True)
+def litdata_default_item_loader(index: DatasetIndex | None) -> str | None:
+    """Name the item loader (an ``item_loaders`` registry key) used when none is given.
+
+    The built-in implementation (``trylast``) answers ``"PyTreeLoader"`` for writing
+    (``index`` is ``None``) and for indexes that record no ``item_loader`` (LitData before
+    0.2.x), unless every chunk counts tokens (``dim``): ``"TokensLoader"``.
+
+    Args:
+        index: The index of the dataset being read, or ``None`` for a dataset being written.
+
+    Returns:
+        An item loader name, or ``None`` to let the next implementation decide.
+    """
+
+
+@hookspec(firstresult=True)
+def litdata_default_executor() -> str | None:
+    """Name the executor (an ``executors`` registry key) for jobs that name none.
+
+    ``optimize`` and ``map`` ask it when ``executor`` is not given. The built-in
+    implementation (``trylast``) answers ``"local"`` (processes on this machine); a site plugin
+    can answer ``"dask"`` or ``"ray"`` to send every job to a cluster.
+
+    Returns:
+        An executor name, or ``None`` to let the next implementation decide.
     """
 
 

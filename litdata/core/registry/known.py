@@ -9,7 +9,7 @@ installs them when it is first used.
 
 from __future__ import annotations
 
-__all__ = ["BUILTIN", "DEFAULT_EXECUTOR", "DISTRIBUTION"]
+__all__ = ["BUILTIN", "DISTRIBUTION"]
 
 #: The name of litdata's own distribution.
 DISTRIBUTION = "litdata"
@@ -17,12 +17,12 @@ DISTRIBUTION = "litdata"
 #: ``{entry-point group: {name: "module:attr"}}``, exactly as ``pyproject.toml`` declares them.
 BUILTIN: dict[str, dict[str, str]] = {
     "litdata": {
-        "builtin": "litdata.plugins.hooks",
+        "builtin": "litdata.plugins.defaults",
         "posix": "litdata.plugins.storage.posix",
-        "mds": "litdata.plugins.formats.mds",
-        "webdataset": "litdata.plugins.formats.webdataset",
-        "tracer": "litdata.plugins.tracer",
-        "parquet": "litdata.plugins.formats.parquet",
+        "mds": "litdata.plugins.formats.mds.format",
+        "webdataset": "litdata.plugins.formats.webdataset.format",
+        "tracer": "litdata.observe.trace_hooks",
+        "parquet": "litdata.plugins.formats.parquet.format",
     },
     "litdata.storage": {
         "file": "litdata.plugins.storage.local:LocalStorage",
@@ -82,12 +82,15 @@ BUILTIN: dict[str, dict[str, str]] = {
         "window": "litdata.plugins.shuffle.window:WindowShuffle",
     },
     "litdata.formats": {
-        "chunks": "litdata.plugins.formats.chunks:ChunksFormat",
-        "mds": "litdata.plugins.formats.mds:MDSFormat",
-        "webdataset": "litdata.plugins.formats.webdataset:WebDatasetFormat",
-        "parquet": "litdata.plugins.formats.parquet:ParquetFormat",
+        "chunks": "litdata.plugins.formats.chunks.format:ChunksFormat",
+        "mds": "litdata.plugins.formats.mds.format:MDSFormat",
+        "webdataset": "litdata.plugins.formats.webdataset.format:WebDatasetFormat",
+        "parquet": "litdata.plugins.formats.parquet.format:ParquetFormat",
+    },
+    "litdata.item_loaders": {
+        "PyTreeLoader": "litdata.plugins.item_loaders.pytree:PyTreeLoader",
+        "TokensLoader": "litdata.plugins.item_loaders.tokens:TokensLoader",
+        "TemporalArrayLoader": "litdata.plugins.item_loaders.temporal:TemporalArrayLoader",
+        "ParquetLoader": "litdata.plugins.formats.parquet.rows:ParquetLoader",
     },
 }
-
-#: The executor ``optimize`` and ``map`` use when none is named.
-DEFAULT_EXECUTOR = "local"

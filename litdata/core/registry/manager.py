@@ -7,9 +7,8 @@ import logging
 
 import pluggy
 
-from litdata.core import config
 from litdata.core.errors import PluginLoadError
-from litdata.core.registry import entry_points, hookspecs, known
+from litdata.core.registry import entry_points, hookspecs
 
 __all__ = ["get_plugin_manager", "hook_origin", "reset_plugin_manager"]
 
@@ -25,26 +24,25 @@ _origins: dict[str, str] = {}
 def get_plugin_manager() -> pluggy.PluginManager:
     """Return the plugin manager, loading hook plugins from the ``litdata`` entry-point group.
 
+    The registries' rules apply (:func:`~litdata.core.registry.entry_points.allowed`):
     ``LITDATA_DISABLE_PLUGIN_AUTOLOAD=1`` loads only litdata's own hooks (its defaults);
-    ``LITDATA_BLOCK_PLUGINS=a,b`` skips the named third-party entry points.
+    ``LITDATA_BLOCK_PLUGINS=a,b`` skips the named third-party plugins.
     """
     manager = pluggy.PluginManager("litdata")
     manager.add_hookspecs(hookspecs)
-    _load_entry_points(manager, third_party=config.plugin_autoload())
+    _load_entry_points(manager)
     manager.check_pending()
     logger.debug("litdata hook plugins: %s", [name for name, _ in manager.list_name_plugin()])
     return manager
 
 
-def _load_entry_points(manager: pluggy.PluginManager, *, third_party: bool) -> None:
-    blocked = config.blocked_plugins()
+def _load_entry_points(manager: pluggy.PluginManager) -> None:
     for declared in entry_points.installed():
         entry_point = declared.entry_point
         name = entry_point.name
         if entry_point.group != _HOOK_GROUP or manager.has_plugin(name):
             continue
-        own = declared.distribution == known.DISTRIBUTION
-        if not own and (not third_party or name in blocked):
+        if not entry_points.allowed(declared):
             continue
         try:
             plugin = entry_point.load()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from litdata.core.formats import FormatAdapter, ItemLoader
 from litdata.core.protocols import (
     Compressor,
     Encryptor,
     Executor,
-    FormatAdapter,
     Serializer,
     ShuffleStrategy,
     StorageBackend,
@@ -21,6 +21,7 @@ __all__ = [
     "encryption",
     "executors",
     "formats",
+    "item_loaders",
     "serializers",
     "shuffle",
     "storage",
@@ -39,8 +40,18 @@ encryption: Registry[Encryptor] = _registry("encryption", "encryption algorithm"
 shuffle: Registry[ShuffleStrategy] = _registry("shuffle", "shuffle strategy", ShuffleStrategy)
 formats: Registry[FormatAdapter] = _registry("formats", "dataset format", FormatAdapter)
 executors: Registry[Executor] = _registry("executors", "executor", Executor)
+item_loaders: Registry[ItemLoader] = _registry("item_loaders", "item loader", ItemLoader)
 
 ALL: dict[str, Registry[Any]] = {
     registry.kind: registry
-    for registry in (storage, serializers, compression, encryption, shuffle, formats, executors)
+    for registry in (
+        storage,
+        serializers,
+        compression,
+        encryption,
+        shuffle,
+        formats,
+        executors,
+        item_loaders,
+    )
 }

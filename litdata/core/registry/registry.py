@@ -94,7 +94,7 @@ class Registry(Generic[T]):
             if self._entry_points is None:
                 found: dict[str, list[Declared]] = {}
                 for declared in entry_points.installed():
-                    if declared.entry_point.group == self.group:
+                    if declared.entry_point.group == self.group and entry_points.allowed(declared):
                         found.setdefault(declared.entry_point.name, []).append(declared)
                 self._entry_points = found
             return self._entry_points
@@ -120,8 +120,8 @@ class Registry(Generic[T]):
             origins = " and ".join(candidate.origin for candidate in candidates)
             raise DuplicatePluginError(
                 f"Two plugins claim the {self.noun} name {name!r}: {origins}. Uninstall one "
-                f"of them, or choose one with litdata.registries.{self.kind}.register"
-                f"({name!r}, TheClass, replace=True)."
+                f"of them, or choose one with litdata.plugins.register({self.kind!r}, "
+                f"{name!r}, TheClass, replace=True)."
             )
         return candidates[0]
 

@@ -41,6 +41,8 @@ class LZ4Compressor:
 
     def __init__(self, level: int | None = None) -> None:
         level = 0 if level is None else level
+        if not isinstance(level, int) or isinstance(level, bool):
+            raise ValueError(f"lz4: the level must be an integer from 0 to 16, got {level!r}.")
         if not 0 <= level <= MAX_LEVEL:
             raise ValueError(f"lz4 levels go from 0 to 16, got {level} (e.g. 'lz4:9').")
         self.level = level

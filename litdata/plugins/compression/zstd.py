@@ -53,6 +53,8 @@ class ZstdCompressor:
 
     def __init__(self, level: int | None = None) -> None:
         level = DEFAULT_LEVEL if level is None else level
+        if not isinstance(level, int) or isinstance(level, bool):
+            raise ValueError(f"zstd: the level must be an integer from 1 to 22, got {level!r}.")
         if not 1 <= level <= MAX_LEVEL:
             raise ValueError(f"zstd levels go from 1 to 22, got {level} (e.g. 'zstd:7').")
         self.level = level

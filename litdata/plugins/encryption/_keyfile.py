@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any
 
-from litdata.core.storage.publish import publish_bytes
+from litdata.core.publish import publish_bytes
 
 __all__ = ["read_key_file", "write_key_file"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
-from litdata.core.encryption import check_encryptor
 from litdata.core.imports import require
+from litdata.engine.encryption import check_encryptor
 from litdata.plugins.encryption._keyfile import read_key_file, write_key_file
 
 __all__ = ["RSAEncryption"]

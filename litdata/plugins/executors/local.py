@@ -26,7 +26,6 @@ from multiprocessing.process import BaseProcess
 from typing import Any, ClassVar
 
 from litdata.core.errors import ProcessingError
-from litdata.core.lifeline import Lifeline
 from litdata.core.work import (
     Failed,
     Finished,
@@ -40,6 +39,7 @@ from litdata.core.work import (
     WorkerEvent,
     WorkSource,
 )
+from litdata.engine.lifeline import Lifeline
 
 __all__ = ["LocalExecutor", "default_start_method"]
 

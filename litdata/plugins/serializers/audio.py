@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from litdata.engine.items.wrappers import Audio
 from litdata.plugins.serializers._codecs import torchcodec_module
 from litdata.plugins.serializers._paths import extension_of, media_path
-from litdata.types import Audio
 
 __all__ = ["AUDIO_EXTENSIONS", "AudioSerializer", "DecodedAudio", "encode_wav"]
 
@@ -146,7 +146,10 @@ class AudioSerializer:
     """
 
     name: ClassVar[str] = "audio"
-    types: ClassVar[tuple[str, ...]] = ("litdata.types.Audio", "builtins.str")
+    types: ClassVar[tuple[str, ...]] = (
+        "litdata.engine.items.wrappers.Audio",
+        "builtins.str",
+    )
     priority: ClassVar[int] = 222
 
     def __init__(

@@ -16,10 +16,10 @@ import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from litdata.engine.items.wrappers import GRAPH_FIELDS, Graph
 from litdata.plugins.serializers._dtypes import torch_dtype_index
 from litdata.plugins.serializers.pickle import PickleSerializer
 from litdata.plugins.serializers.tensors import TensorSerializer
-from litdata.types import GRAPH_FIELDS, Graph
 
 __all__ = ["GraphSerializer", "is_pyg"]
 
@@ -103,7 +103,7 @@ class GraphSerializer:
 
     name: ClassVar[str] = "graph"
     types: ClassVar[tuple[str, ...]] = (
-        "litdata.types.Graph",
+        "litdata.engine.items.wrappers.Graph",
         "torch_geometric.data.data.Data",
         "torch_geometric.data.hetero_data.HeteroData",
     )

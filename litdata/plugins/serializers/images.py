@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.types import Image, Jpeg, JpegArray, Pil
+from litdata.engine.items.wrappers import Image, Jpeg, JpegArray, Pil
 
 if TYPE_CHECKING:
     import torch
@@ -91,7 +91,10 @@ class PILSerializer:
     """PIL images other than JPEG files, as raw pixels: ``[u32 w][u32 h][u32 len(mode)] mode``."""
 
     name: ClassVar[str] = "pil"
-    types: ClassVar[tuple[str, ...]] = ("PIL.Image.Image", "litdata.types.Pil")
+    types: ClassVar[tuple[str, ...]] = (
+        "PIL.Image.Image",
+        "litdata.engine.items.wrappers.Pil",
+    )
     priority: ClassVar[int] = 150
 
     def can_serialize(self, item: Any) -> bool:
@@ -125,7 +128,10 @@ class JPEGSerializer:
     """PIL JPEG files, stored as their original bytes; streamed back as a ``(3, H, W)`` tensor."""
 
     name: ClassVar[str] = "jpeg"
-    types: ClassVar[tuple[str, ...]] = ("PIL.JpegImagePlugin.JpegImageFile", "litdata.types.Jpeg")
+    types: ClassVar[tuple[str, ...]] = (
+        "PIL.JpegImagePlugin.JpegImageFile",
+        "litdata.engine.items.wrappers.Jpeg",
+    )
     priority: ClassVar[int] = 160
 
     def can_serialize(self, item: Any) -> bool:
@@ -217,7 +223,7 @@ class JPEGArraySerializer:
     """
 
     name: ClassVar[str] = "jpeg_array"
-    types: ClassVar[tuple[str, ...]] = ("litdata.types.JpegArray",)
+    types: ClassVar[tuple[str, ...]] = ("litdata.engine.items.wrappers.JpegArray",)
     priority: ClassVar[int] = 145
 
     def can_serialize(self, item: Any) -> bool:

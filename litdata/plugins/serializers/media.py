@@ -6,9 +6,9 @@ import io
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from litdata.engine.items.wrappers import File, Image, Text
 from litdata.plugins.serializers._paths import extension_of, media_path
 from litdata.plugins.serializers.images import decode_image_tensor, wrapped_image
-from litdata.types import File, Image, Text
 
 if TYPE_CHECKING:
     import torch
@@ -47,7 +47,10 @@ class ImageSerializer:
     """``Image`` wrappers and paths to image files; streamed back as ``(3, H, W)`` tensors."""
 
     name: ClassVar[str] = "image"
-    types: ClassVar[tuple[str, ...]] = ("litdata.types.Image", "builtins.str")
+    types: ClassVar[tuple[str, ...]] = (
+        "litdata.engine.items.wrappers.Image",
+        "builtins.str",
+    )
     priority: ClassVar[int] = 220
 
     def can_serialize(self, item: Any) -> bool:
@@ -79,7 +82,7 @@ class FileSerializer:
     """``File`` wrappers, stored as the file's bytes; streamed back as ``bytes``."""
 
     name: ClassVar[str] = "file"
-    types: ClassVar[tuple[str, ...]] = ("litdata.types.File",)
+    types: ClassVar[tuple[str, ...]] = ("litdata.engine.items.wrappers.File",)
     priority: ClassVar[int] = 214
 
     def can_serialize(self, item: Any) -> bool:
@@ -105,7 +108,7 @@ class TextSerializer:
     """``Text`` wrappers, stored as UTF-8; streamed back as ``str``."""
 
     name: ClassVar[str] = "text"
-    types: ClassVar[tuple[str, ...]] = ("litdata.types.Text",)
+    types: ClassVar[tuple[str, ...]] = ("litdata.engine.items.wrappers.Text",)
     priority: ClassVar[int] = 212
 
     def can_serialize(self, item: Any) -> bool:

@@ -11,8 +11,8 @@ import sys
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
+from litdata.engine.items.wrappers import Mesh
 from litdata.plugins.serializers._paths import extension_of, media_path
-from litdata.types import Mesh
 
 __all__ = ["MESH_TYPES", "MeshSerializer"]
 
@@ -51,7 +51,7 @@ class MeshSerializer:
 
     name: ClassVar[str] = "mesh"
     types: ClassVar[tuple[str, ...]] = (
-        "litdata.types.Mesh",
+        "litdata.engine.items.wrappers.Mesh",
         "builtins.str",
         "trimesh.base.Trimesh",
         "trimesh.scene.scene.Scene",

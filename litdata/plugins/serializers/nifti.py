@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from litdata.core.imports import require
+from litdata.engine.items.wrappers import Nifti
 from litdata.plugins.serializers._paths import extension_of, media_path
-from litdata.types import Nifti
 
 __all__ = ["NiftiSerializer"]
 
@@ -109,7 +109,7 @@ class NiftiSerializer:
 
     name: ClassVar[str] = "nifti"
     types: ClassVar[tuple[str, ...]] = (
-        "litdata.types.Nifti",
+        "litdata.engine.items.wrappers.Nifti",
         "builtins.str",
         "nibabel.spatialimages.SpatialImage",
     )

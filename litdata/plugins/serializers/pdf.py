@@ -12,8 +12,8 @@ import sys
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
+from litdata.engine.items.wrappers import Pdf
 from litdata.plugins.serializers._paths import media_path
-from litdata.types import Pdf
 
 __all__ = ["PdfSerializer"]
 
@@ -52,7 +52,7 @@ class PdfSerializer:
 
     name: ClassVar[str] = "pdf"
     types: ClassVar[tuple[str, ...]] = (
-        "litdata.types.Pdf",
+        "litdata.engine.items.wrappers.Pdf",
         "builtins.bytes",
         "builtins.str",
         "pypdf._reader.PdfReader",

@@ -10,8 +10,8 @@ import struct
 import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from litdata.engine.items.wrappers import Tensor
 from litdata.plugins.serializers._dtypes import dtype_of_format, torch_dtype, torch_dtype_index
-from litdata.types import Tensor
 
 if TYPE_CHECKING:
     import torch
@@ -89,7 +89,10 @@ class TensorSerializer:
     """Tensors that are not 1-D (including 0-d), with their dtype and shape."""
 
     name: ClassVar[str] = "tensor"
-    types: ClassVar[tuple[str, ...]] = ("torch.Tensor", "litdata.types.Tensor")
+    types: ClassVar[tuple[str, ...]] = (
+        "torch.Tensor",
+        "litdata.engine.items.wrappers.Tensor",
+    )
     priority: ClassVar[int] = 115
 
     def can_serialize(self, item: Any) -> bool:
@@ -120,7 +123,10 @@ class NoHeaderTensorSerializer:
     """1-D tensors, data only; the dtype is in the format name (``no_header_tensor:18``)."""
 
     name: ClassVar[str] = "no_header_tensor"
-    types: ClassVar[tuple[str, ...]] = ("torch.Tensor", "litdata.types.Tensor")
+    types: ClassVar[tuple[str, ...]] = (
+        "torch.Tensor",
+        "litdata.engine.items.wrappers.Tensor",
+    )
     priority: ClassVar[int] = 120
 
     def __init__(self) -> None:

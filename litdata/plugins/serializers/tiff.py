@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from litdata.core.imports import require
+from litdata.engine.items.wrappers import Tiff
 from litdata.plugins.serializers._paths import media_path
-from litdata.types import Tiff
 
 __all__ = ["TiffSerializer", "TifffileSerializer"]
 
@@ -29,7 +29,7 @@ class TifffileSerializer:
     """``Tiff`` wrappers (recorded as ``tiff``) and ``.tif``/``.tiff`` paths (as ``tifffile``)."""
 
     name: ClassVar[str] = "tifffile"
-    types: ClassVar[tuple[str, ...]] = ("litdata.types.Tiff", "builtins.str")
+    types: ClassVar[tuple[str, ...]] = ("litdata.engine.items.wrappers.Tiff", "builtins.str")
     priority: ClassVar[int] = 215
 
     def can_serialize(self, item: Any) -> bool:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from litdata.engine.items.wrappers import Video
 from litdata.plugins.serializers._codecs import torchcodec_module
 from litdata.plugins.serializers._paths import extension_of, media_path
-from litdata.types import Video
 
 __all__ = ["VIDEO_EXTENSIONS", "VideoSerializer"]
 
@@ -54,7 +54,10 @@ class VideoSerializer:
     """
 
     name: ClassVar[str] = "video"
-    types: ClassVar[tuple[str, ...]] = ("litdata.types.Video", "builtins.str")
+    types: ClassVar[tuple[str, ...]] = (
+        "litdata.engine.items.wrappers.Video",
+        "builtins.str",
+    )
     priority: ClassVar[int] = 224
 
     def __init__(

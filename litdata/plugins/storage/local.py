@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
-from litdata.core.storage.publish import publishing
+from litdata.core.publish import publishing
 
 __all__ = ["LocalStorage", "local_path_of"]
 

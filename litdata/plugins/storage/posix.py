@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from litdata.core import config
+from litdata.core.location import is_url
 from litdata.core.registry.hookspecs import hookimpl
-from litdata.core.storage.location import is_url
 
 __all__ = ["filesystem_type", "litdata_shuffle_for", "wants_window"]
 

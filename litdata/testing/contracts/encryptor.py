@@ -25,7 +25,7 @@ import pytest
 
 from litdata.core.errors import DatasetFormatError, DecryptionError
 from litdata.core.protocols import Encryptor, protocol_members
-from litdata.core.reader import DatasetReader
+from litdata.engine.reader import DatasetReader
 from litdata.processing.write import write_dataset
 
 __all__ = ["EncryptorContract"]

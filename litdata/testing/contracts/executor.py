@@ -25,7 +25,6 @@ import pytest
 
 from litdata.core.errors import ProcessingError
 from litdata.core.protocols import ClusterExecutor, Executor, protocol_members
-from litdata.core.reader import DatasetReader
 from litdata.core.work import (
     Item,
     LiveQueue,
@@ -35,6 +34,7 @@ from litdata.core.work import (
     Slices,
     WorkerEvent,
 )
+from litdata.engine.reader import DatasetReader
 
 __all__ = ["ExecutorContract"]
 

@@ -25,10 +25,11 @@ from typing import Any, ClassVar
 import pytest
 
 from litdata.core.errors import DatasetNotFoundError
-from litdata.core.protocols import ChunkChecker, ForeignFormat, FormatAdapter, protocol_members
-from litdata.core.reader import DatasetReader
+from litdata.core.formats import ChunkChecker, ForeignFormat, FormatAdapter
+from litdata.core.protocols import protocol_members
 from litdata.core.registry import hooks
-from litdata.core.storage.location import resolve
+from litdata.engine.reader import DatasetReader
+from litdata.engine.resolve import resolve
 from litdata.testing.compare import assert_samples_equal
 
 __all__ = ["FormatContract"]

@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from litdata.core.items.serializer_set import fixed_size_of, type_name
-from litdata.core.reader import DatasetReader
+from litdata.engine.items.serializer_set import fixed_size_of, type_name
+from litdata.engine.reader import DatasetReader
 from litdata.processing.write import write_dataset
 from litdata.testing.compare import assert_samples_equal
 

@@ -10,9 +10,9 @@ import json
 from typing import Any, ClassVar
 
 from litdata.core.errors import DatasetNotFoundError
+from litdata.core.formats import ReadOptions
 from litdata.core.index import ChunkEntry, DatasetConfig, DatasetIndex
-from litdata.core.reading import ReadOptions
-from litdata.core.storage.location import Location
+from litdata.core.location import Location
 
 SUFFIX = ".jsonl"
 

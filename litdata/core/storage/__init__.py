@@ -1,1 +1,0 @@
-"""Where bytes live and how they move: locations, checked backends, atomic files, uploads."""

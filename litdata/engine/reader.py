@@ -1,0 +1,291 @@
+"""``DatasetReader``: random access to the items of a dataset, local or remote."""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from itertools import accumulate
+from typing import Any
+
+from litdata.core import config
+from litdata.core.errors import DatasetFormatError
+from litdata.core.formats import ChunkHandle, ItemDecoder, ItemLoader, ReadOptions, WindowDecoder
+from litdata.core.guards import is_count
+from litdata.core.index import DatasetIndex
+from litdata.core.location import Location
+from litdata.core.protocols import Encryptor, Serializer
+from litdata.core.registry import hooks
+from litdata.engine.cache.chunks import ChunkCache
+from litdata.engine.cache.prefetch import Prefetcher
+from litdata.engine.items.serializer_set import SerializerSet
+from litdata.engine.key_index import KeyIndex
+from litdata.engine.opening import Dataset, open_dataset
+from litdata.engine.ranged import RangedItems
+from litdata.engine.resolve import resolve
+
+__all__ = ["DatasetReader"]
+
+
+class DatasetReader:
+    """Random access to the items of a dataset: ``reader[i]``.
+
+    Local chunks are memory-mapped in place; compressed and remote ones are fetched into the
+    cache first. Every chunk's bytes are checked against the index's checksum before its first
+    item is returned. The dataset itself is never modified.
+
+    Args:
+        root: The dataset's directory or URL (holding ``index.json``, or another format).
+        serializers: Extra serializers by name (your own, or overrides).
+        allow_pickle: Let pickled leaves import code; defaults to ``LITDATA_ALLOW_PICKLE``.
+        cache_dir: The cache root for chunks that cannot be read in place.
+        item_loader: The item loader the dataset was written with (``TokensLoader(block_size)``
+            for token datasets); inferred from the index when omitted.
+        max_open_chunks: How many chunks stay open at once.
+        dataset: The dataset, when the caller has already found it (``open_dataset``).
+        encryption: The key of an encrypted dataset.
+        storage_options: Options for the storage backend (credentials, endpoint...).
+        session_options: Session options for backends that take them (S3).
+        max_cache_size: The cache budget in bytes for this dataset's fetched chunks.
+        verify: Check in-place chunks against their checksums (default on; fetched chunks are
+            always checked); ``LITDATA_VERIFY=0`` turns it off by default. A chunk file that
+            passed is hashed again only once it changes (``LITDATA_VERIFY=always``: every
+            time it is opened).
+        cache_mode: Permission bits of cached files (``LITDATA_CACHE_MODE``, else ``0o600``).
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | Location,
+        *,
+        serializers: Mapping[str, Serializer] | None = None,
+        allow_pickle: bool | None = None,
+        cache_dir: str | None = None,
+        item_loader: ItemLoader | None = None,
+        max_open_chunks: int = 64,
+        dataset: Dataset | None = None,
+        encryption: Encryptor | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        session_options: Mapping[str, Any] | None = None,
+        max_cache_size: int | None = None,
+        verify: bool | None = None,
+        cache_mode: int | None = None,
+    ) -> None:
+        if dataset is None:
+            where = resolve(root, storage_options=storage_options, session_options=session_options)
+            dataset = open_dataset(where, cache_dir=cache_dir, cache_mode=cache_mode)
+        self.dataset = dataset
+        self.location: Location = dataset.location
+        self.index: DatasetIndex = dataset.index
+        self.item_loader = item_loader
+        self._serializers = dict(serializers or {})
+        self._allow_pickle = config.allow_pickle_default() if allow_pickle is None else allow_pickle
+        self._encryption = encryption
+        if verify is None:
+            verify = config.verify_setting() != "off"
+        self.cache = ChunkCache(
+            self.location,
+            self.index,
+            cache_dir=cache_dir,
+            max_cache_size=max_cache_size,
+            verify=verify,
+            cache_mode=cache_mode,
+        )
+        self._max_open = max_open_chunks
+        self._decoder: ItemDecoder | None = None
+        #: The number of items in each chunk.
+        self.chunk_sizes = [self.decoder.items_in_chunk(chunk) for chunk in self.index.chunks]
+        if not all(map(is_count, self.chunk_sizes)):
+            raise self._bad_count()
+        self._ends = list(accumulate(self.chunk_sizes))
+        self._starts = [end - size for end, size in zip(self._ends, self.chunk_sizes, strict=True)]
+        self._length = self._ends[-1] if self._ends else 0
+        self._open: OrderedDict[int, ChunkHandle] = OrderedDict()
+        self._prefetcher: Prefetcher | None = None
+        self._ranged: RangedItems | None = None
+        self._ranges_allowed = config.ranged_reads_setting() != "off"
+        self._keys: KeyIndex | None = None
+        #: Who reads (``"rank 0, worker 1"``), named in messages about slow chunks.
+        self.reader_name = "this process"
+
+    def _bad_count(self) -> DatasetFormatError:
+        position, count = next((i, n) for i, n in enumerate(self.chunk_sizes) if not is_count(n))
+        return DatasetFormatError(
+            f"The {self.dataset.format.name!r} format says chunk {position} "
+            f"({self.index.chunks[position].filename}) of {self.root} holds {count!r} items, "
+            f"not a count. The dataset's index is malformed; re-create the dataset."
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(_open=OrderedDict(), _decoder=None, _prefetcher=None, _ranged=None, _keys=None)
+        return state
+
+    def __len__(self) -> int:
+        return self._length
+
+    @property
+    def root(self) -> str:
+        """The dataset's location (a URL or an absolute path)."""
+        return self.location.url
+
+    @property
+    def decoder(self) -> ItemDecoder:
+        """The item decoder (rebuilt after unpickling, in the new process)."""
+        if self._decoder is None:
+            providers = self.index.plugins.get("serializers", {})
+            serializers = SerializerSet(
+                self._serializers, allow_pickle=self._allow_pickle, providers=providers
+            )
+            options = ReadOptions(serializers, self.item_loader, self._encryption, self.root)
+            self._decoder = self.dataset.format.decoder(self.index, options)
+        return self._decoder
+
+    def prefetch(self, order: Sequence[int], depth: int) -> None:
+        """Fetch and check chunks in background threads, in ``order``, ``depth`` ahead."""
+        if self._prefetcher is None:
+            self._prefetcher = Prefetcher(self.cache.hold, depth, self._describe)
+        self._prefetcher.plan(order)
+
+    def _describe(self, chunk_index: int) -> str:
+        return f"chunk {chunk_index} ({self._chunk_url(chunk_index)}) for {self.reader_name}"
+
+    def chunk(self, chunk_index: int) -> ChunkHandle:
+        """The open chunk ``chunk_index``, fetching and opening it (and closing the oldest)."""
+        found = self._open.get(chunk_index)
+        if found is not None:
+            return found
+        if self._prefetcher is not None:
+            self._prefetcher.take(chunk_index)
+        path = self.cache.hold(chunk_index)
+        try:
+            opened = self.decoder.open(path, self.index.chunks[chunk_index])
+        except BaseException:
+            self.cache.release(chunk_index)
+            raise
+        if len(self._open) >= self._max_open:
+            oldest, handle = self._open.popitem(last=False)
+            self._close(oldest, handle)
+        self._open[chunk_index] = opened
+        hooks.chunk_opened(self._chunk_url(chunk_index), chunk_index, self.chunk_sizes[chunk_index])
+        return opened
+
+    def _chunk_url(self, chunk_index: int) -> str:
+        return self.location.join(self.index.chunks[chunk_index].filename)
+
+    def done_with(self, chunk_index: int) -> None:
+        """Close chunk ``chunk_index`` (a streaming worker read all it needs of it)."""
+        handle = self._open.pop(chunk_index, None)
+        if handle is not None:
+            handle.release()
+            self._close(chunk_index, handle)
+
+    def _close(self, chunk_index: int, handle: ChunkHandle) -> None:
+        handle.close()
+        self.cache.release(chunk_index)
+        hooks.chunk_closed(self._chunk_url(chunk_index), chunk_index)
+
+    def read(self, chunk_index: int, position: int) -> Any:
+        """Decode the item at ``position`` of chunk ``chunk_index``.
+
+        An item of a remote chunk that is neither open nor cached is read with ranged
+        requests, verified (see :mod:`litdata.engine.ranged`), rather than by downloading the
+        chunk.
+        """
+        found = self._open.get(chunk_index)
+        if found is None:
+            ranged = self._ranged_items()
+            if (
+                ranged is not None
+                and ranged.reads(chunk_index)
+                and not self.cache.cached(chunk_index)
+            ):
+                return ranged.read(chunk_index, position)
+            found = self.chunk(chunk_index)
+        return (self._decoder or self.decoder).read(found, position)
+
+    def _ranged_items(self) -> RangedItems | None:
+        if self._ranged is None and self._ranges_allowed:
+            decoder = self.decoder
+            if RangedItems.suits(self.location, self.index, decoder):
+                self._ranged = RangedItems(self.location, self.index, decoder)  # type: ignore[arg-type]
+            else:
+                self._ranges_allowed = False
+        return self._ranged
+
+    def _windows(self) -> WindowDecoder:
+        decoder = self.decoder
+        if not isinstance(decoder, WindowDecoder):
+            raise TypeError(
+                f"Windows of frames are read from datasets written with TemporalArrayLoader; "
+                f"{self.root} was written with {self.index.config.item_loader}. Read whole "
+                f"samples with dataset[i]."
+            )
+        return decoder
+
+    def read_window(
+        self,
+        chunk_index: int,
+        position: int,
+        start: int,
+        frames: int,
+        fields: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Frames ``[start, start + frames)`` of record ``position`` of a chunk.
+
+        Raises:
+            TypeError: The dataset's records have no frame axis (not TemporalArrayLoader).
+            KeyError: A field is not in the records.
+            IndexError: The window does not fit in the record.
+        """
+        decoder = self._windows()
+        found = self._open.get(chunk_index)
+        if found is None:
+            found = self.chunk(chunk_index)
+        return decoder.window(found, position, start, frames, fields)
+
+    def frame_counts(self, chunk_index: int) -> list[int]:
+        """The frame count of each record of chunk ``chunk_index`` (from the index only)."""
+        return self._windows().frame_counts(self.index.chunks[chunk_index])
+
+    def chunk_start(self, chunk_index: int) -> int:
+        """The global index of the first item of chunk ``chunk_index``."""
+        return self._starts[chunk_index]
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(f"Index {index} is out of range for {self._length} items.")
+        chunk = bisect_right(self._ends, index)
+        return self.read(chunk, index - self._starts[chunk])
+
+    def find_key(self, key: Any) -> int:
+        """The index of the sample whose key is ``key`` (the ``keys/`` sidecar, read lazily).
+
+        Raises:
+            KeyError: The dataset has no keys sidecar, or no sample has that key.
+            TypeError: ``key`` is not an int or a str.
+        """
+        if self._keys is None:
+            if self.index.keys is None:
+                raise KeyError(
+                    f"Keyed access requires a keys/ index next to the dataset, and {self.root} "
+                    f"has none. Write it with optimize(..., key_fn=...) or "
+                    f"build_keys_index({self.root!r}, key_fn)."
+                )
+            self._keys = KeyIndex.open(self.location, self.index.keys, self.cache.directory)
+        found = self._keys.find(key)
+        if found >= self._length:  # a sidecar newer than this index (an interrupted append)
+            raise KeyError(key)
+        return found
+
+    def close(self) -> None:
+        """Stop prefetching and close every chunk."""
+        if self._prefetcher is not None:
+            self._prefetcher.cancel(self.cache.release)
+            self._prefetcher = None
+        while self._open:
+            chunk_index, handle = self._open.popitem()
+            self._close(chunk_index, handle)

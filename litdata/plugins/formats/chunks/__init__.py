@@ -1,0 +1,1 @@
+"""``chunks``: litdata's native format (LitData's ``index.json`` + chunk files)."""

@@ -1,0 +1,1 @@
+"""``mds``: MosaicML Streaming datasets, read as they are."""

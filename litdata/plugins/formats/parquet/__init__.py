@@ -1,0 +1,1 @@
+"""``parquet``: folders of Parquet files, streamed without converting them."""

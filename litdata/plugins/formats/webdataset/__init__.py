@@ -1,0 +1,1 @@
+"""``webdataset``: folders of WebDataset ``.tar`` shards, and ``iter_webdataset_tar``."""

@@ -1,1 +1,0 @@
-"""LitData's ``litdata.utilities`` import paths, for code written against LitData."""
