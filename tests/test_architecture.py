@@ -1,6 +1,7 @@
 """The architecture's promises, checked on the source: no built-in is special to the core."""
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,125 @@ def test_no_builtin_plugin_is_named_outside_the_plugins_and_the_table(module):
         and "# not a plugin name" not in lines[node.lineno - 1]
     ]
     assert not named, named
+
+
+# -- layers ------------------------------------------------------------------------------------
+#: The layers, lowest first; each may import only its own and lower layers (docs/architecture.md).
+LAYERS = [
+    ("kernel", ["core", "__about__"]),
+    ("engine", ["engine"]),
+    ("observe", ["observe"]),
+    ("streaming and processing", ["streaming", "processing"]),
+    ("plugins", ["plugins"]),
+    ("face", ["__init__", "__main__", "compat", "cli", "testing"]),
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    return next(rank for rank, (_, tops) in enumerate(LAYERS) if top in tops)
+
+
+def _targets(tree: ast.AST) -> Iterator[str]:
+    """What a module imports: ``from a import b`` is ``a.b`` when that is a module, else ``a``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                yield f"{node.module}.{alias.name}"
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Every module's imports of litdata modules: all of them, ``TYPE_CHECKING`` and those
+    inside functions included (a circle through any of them is a circle)."""
+    modules = {_module_name(path) for path in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        name, found = _module_name(path), set()
+        for target in _targets(ast.parse(path.read_text())):
+            module = target
+            while module and module not in modules:
+                module = module.rpartition(".")[0]
+            if module and module != name:
+                found.add(module)
+        graph[name] = found
+    return graph
+
+
+def _name(module: str) -> str:
+    return LAYERS[_layer(module)][0]
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a higher layer: ``a -> b (kernel imports engine)``."""
+    return sorted(
+        f"{module} -> {imported} ({_name(module)} imports {_name(imported)})"
+        for module, imports in graph.items()
+        for imported in imports
+        if _layer(imported) > _layer(module)
+    )
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected sets of two modules or more (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle():
+    assert circles(import_graph()) == []
+
+
+def test_each_layer_imports_only_its_own_and_lower_layers():
+    assert layer_violations(import_graph()) == []
+
+
+def test_the_layer_test_catches_a_kernel_module_importing_the_engine():
+    graph = import_graph()
+    graph["litdata.core.index"].add("litdata.engine.reader")
+    assert layer_violations(graph) == [
+        "litdata.core.index -> litdata.engine.reader (kernel imports engine)"
+    ]
+    graph["litdata.engine.reader"].add("litdata.core.index")
+    assert circles(graph)  # ... and the circle it would close
+
+
+def test_every_module_is_in_a_layer():
+    tops = {top for _, names in LAYERS for top in names}
+    assert {
+        _module_name(path).split(".")[1:2][0] if "." in _module_name(path) else "__init__"
+        for path in PACKAGE.rglob("*.py")
+    } <= tops

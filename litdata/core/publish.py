@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from litdata.core.errors import DiskFullError
-from litdata.engine.lifeline import running
+from litdata.core.processes import running
 
 __all__ = [
     "disk_full",

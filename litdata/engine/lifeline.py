@@ -38,7 +38,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ORPHANED_EXIT_CODE", "Lifeline", "running"]
+from litdata.core.processes import running
+
+__all__ = ["ORPHANED_EXIT_CODE", "Lifeline"]
 
 #: The exit status of a worker that ended because its parent died.
 ORPHANED_EXIT_CODE = 1
@@ -119,19 +121,3 @@ def _ask_for_death_signal() -> None:
         ctypes.c_ulong(0),
         ctypes.c_ulong(0),
     )
-
-
-def running(pid: int) -> bool:
-    """Whether process ``pid`` is running (a zombie, dead but not yet reaped, is not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: it exists
-        pass
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            state = stat.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):  # no /proc here (macOS), or it ended as we looked
-        return True
-    return state != b"Z"

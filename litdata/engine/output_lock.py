@@ -33,7 +33,7 @@ from typing import Any
 
 from litdata.core.errors import OutputLockedError
 from litdata.core.location import Location
-from litdata.engine.lifeline import running
+from litdata.core.processes import running
 
 __all__ = ["LOCK_FILENAME", "LockState", "OutputLock", "describe_holder", "lock_state"]
 

@@ -178,16 +178,10 @@ class Profiler:
 _active: Profiler | None = None
 
 
-def _is_rank_zero() -> bool:
-    from litdata.streaming.distributed import rank_and_world
-
-    return rank_and_world()[0] == 0
-
-
-def start_in_main(settings: ProfileSettings, num_workers: int) -> Profiler | None:
-    """Start the training loop's profiler (rank 0): cProfile; and torch without workers."""
+def start_in_main(settings: ProfileSettings, num_workers: int, rank: int) -> Profiler | None:
+    """Start the training loop's profiler (global rank 0): cProfile; and torch without workers."""
     global _active  # noqa: PLW0603  # one profiled process
-    if not _is_rank_zero():
+    if rank != 0:
         return None
     if num_workers == 0:
         _active = Profiler(settings, "cprofile_main.prof")
@@ -214,16 +208,20 @@ class WorkerStart:
     Args:
         settings: What to profile.
         then: The user's ``worker_init_fn``, if any.
+        rank: The global rank of the training process whose workers these are.
     """
 
-    def __init__(self, settings: ProfileSettings, then: Callable[[int], None] | None) -> None:
+    def __init__(
+        self, settings: ProfileSettings, then: Callable[[int], None] | None, rank: int
+    ) -> None:
         self.settings = settings
         self.then = then
+        self.rank = rank
 
     def __call__(self, worker_id: int) -> None:
         """Start profiling if this is worker 0 of rank 0; then the user's init."""
         global _active  # noqa: PLW0603
-        if worker_id == 0 and _is_rank_zero():
+        if worker_id == 0 and self.rank == 0:
             from multiprocessing.util import Finalize
 
             _active = Profiler(self.settings, "cprofile_worker0.prof")

@@ -1,17 +1,21 @@
-"""The pipeline tracer as a hook plugin: chunk events become trace-log spans.
+"""The pipeline tracer as a hook plugin: the events litdata publishes become trace-log spans.
 
-It subscribes to the chunk events every plugin can see (downloaded, decompressed, opened,
-closed, evicted, written) and writes them with the process's tracer when their category is
-on (``litdata.observe.enable_tracer``). With tracing off each hook returns after one check.
+It subscribes to the events every plugin can see (chunks downloaded, decompressed, opened,
+closed, evicted, written; locks waited for; workers started and stopped; failures; where the
+process stands) and writes them with the process's tracer when their category is on
+(``litdata.observe.enable_tracer``); it wraps an epoch's batches and a chunk's reads only
+while their categories are recorded. With tracing off each hook returns after one check.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.observe import tracer as tracing
+from litdata.observe.traced import traced_batches, traced_read
 
 __all__ = [
     "litdata_chunk_closed",
@@ -20,6 +24,13 @@ __all__ = [
     "litdata_chunk_evicted",
     "litdata_chunk_opened",
     "litdata_chunk_written",
+    "litdata_failed",
+    "litdata_lock_waited",
+    "litdata_process_context",
+    "litdata_work_began",
+    "litdata_work_ended",
+    "litdata_wrap_batches",
+    "litdata_wrap_read",
 ]
 
 
@@ -73,3 +84,61 @@ def litdata_chunk_written(path: str, chunk: dict[str, Any], seconds: float) -> N
     tracer = tracing.current()
     if tracer is not None and tracer.on("write"):
         tracer.span("write", "write", seconds, chunk=_name(path), items=chunk.get("chunk_size"))
+
+
+@hookimpl
+def litdata_lock_waited(chunk: str, mode: str, granted: bool, seconds: float) -> None:
+    """A ``lock`` span: the wait for a cached chunk's lock."""
+    tracer = tracing.current()
+    if tracer is not None and tracer.on("lock"):
+        tracer.span("lock", "lock", seconds, chunk=chunk, mode=mode, granted=granted)
+
+
+@hookimpl
+def litdata_work_began(job: str, rank: int) -> None:
+    """Opens the span of a worker's work (``optimize``, category ``epoch``)."""
+    tracer = tracing.current()
+    if tracer is not None and tracer.on("epoch"):
+        tracer.begin(job, "epoch", worker=rank)
+
+
+@hookimpl
+def litdata_work_ended(job: str, rank: int, inputs: int) -> None:
+    """Closes the span of a worker's work."""
+    tracer = tracing.current()
+    if tracer is not None and tracer.on("epoch"):
+        tracer.end(job, "epoch", worker=rank, inputs=inputs)
+
+
+@hookimpl
+def litdata_failed(where: str, error: BaseException) -> None:
+    """A ``crash`` moment."""
+    tracer = tracing.current()
+    if tracer is not None and tracer.on("crash"):
+        tracer.instant("crash", "crash", exception=type(error).__name__, error=error, where=where)
+
+
+@hookimpl
+def litdata_process_context(fields: dict[str, int]) -> None:
+    """Where the process stands goes on every line it writes."""
+    tracing.set_context(**fields)
+
+
+@hookimpl
+def litdata_wrap_batches(batches: Iterator[Any], epoch: int) -> Iterator[Any] | None:
+    """The ``dataloader`` span of an epoch and its ``batch`` spans, while recorded."""
+    tracer = tracing.current()
+    if tracer is None or not (tracer.on("batch") or tracer.on("epoch")):
+        return None
+    return traced_batches(batches, tracer, epoch)
+
+
+@hookimpl
+def litdata_wrap_read(
+    read: Callable[[Any, int], Any], chunk_index: int
+) -> Callable[[Any, int], Any] | None:
+    """A ``sample`` span per item read, while samples are recorded (level ``sample``)."""
+    tracer = tracing.current()
+    if tracer is None or not tracer.on("sample"):
+        return None
+    return traced_read(read, tracer, chunk_index)

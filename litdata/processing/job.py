@@ -24,10 +24,10 @@ from litdata.core.formats import ItemLoader
 from litdata.core.index import DatasetConfig
 from litdata.core.location import Location
 from litdata.core.protocols import Serializer
+from litdata.core.registry import hooks
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
 from litdata.engine.upload import Uploader
 from litdata.engine.writer import ChunkWriter
-from litdata.observe import tracer as tracing
 from litdata.processing.checkpoint import Checkpoint, WorkerState
 from litdata.processing.inputs import InputDownloads
 
@@ -74,10 +74,8 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
     progress = _Progress(rank, report)
     current: Item = (-1, None)  # (position, input), named in a failure report
     done = 0
-    tracer = tracing.current()
-    if tracer is not None:  # an ``optimize`` span over this worker's work
-        tracer.set_context(worker_rank=rank)
-        tracer.begin("optimize", "epoch", worker=rank)
+    hooks.process_context(worker_rank=rank)
+    hooks.work_began("optimize", rank)
     try:
         for current in inputs:
             progress.add(1, handle(current[1]))
@@ -86,13 +84,11 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
         raise
     except Exception as error:
         _fail(rank, *current, error, report)
-        if tracer is not None:
-            tracer.instant("crash", "crash", exception=type(error).__name__, error=error)
+        hooks.failed("optimize", error)
         raise ReportedFailure from error
     finally:
         progress.flush()
-        if tracer is not None:
-            tracer.end("optimize", "epoch", worker=rank, inputs=done)
+        hooks.work_ended("optimize", rank, done)
 
 
 @dataclass

@@ -36,8 +36,8 @@ from typing import Any
 
 from litdata.core import config
 from litdata.core.errors import LitdataWarning
+from litdata.core.processes import running
 from litdata.core.publish import publish_bytes
-from litdata.engine.lifeline import running
 from litdata.streaming.distributed import rank_and_world
 
 __all__ = ["check_ranks_agree"]

@@ -18,8 +18,8 @@ from typing import Any, Protocol
 from torch.utils.data import DataLoader
 
 from litdata.core.errors import LitdataWarning
+from litdata.core.registry import hooks
 from litdata.engine.lifeline import Lifeline
-from litdata.observe import tracer as tracing
 from litdata.observe.profiling import (
     ProfileSettings,
     ProfilingCollate,
@@ -27,10 +27,10 @@ from litdata.observe.profiling import (
     start_in_main,
     stop_in_main,
 )
-from litdata.observe.traced import traced_batches
 from litdata.streaming.agreement import check_ranks_agree
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
+from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.state_shape import require_loader_state
 from litdata.streaming.transport import unpack, widen_pipe
@@ -277,7 +277,8 @@ class StreamingDataLoader(DataLoader[Any]):
         # first, so that none outlives it, then runs the user's ``worker_init_fn``.
         init = self.worker_init_fn
         if self.num_workers > 0:
-            then = init if self._profile is None else WorkerStart(self._profile, init)
+            rank = rank_and_world()[0]
+            then = init if self._profile is None else WorkerStart(self._profile, init, rank)
             self.worker_init_fn = Lifeline.to_this_thread(then=then)
         try:
             iterator = super()._get_iterator()
@@ -310,13 +311,13 @@ class StreamingDataLoader(DataLoader[Any]):
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
-        envelopes: Iterator[Any] = super().__iter__()  # the workers start here
-        tracer = tracing.current()
-        if tracer is not None and not (tracer.on("batch") or tracer.on("epoch")):
-            tracer = None  # the loop records nothing of its own
-        if tracer is not None:  # tracing off: this branch is all it costs
-            envelopes = traced_batches(envelopes, tracer, self.current_epoch)
-        profiler = None if self._profile is None else start_in_main(self._profile, self.num_workers)
+        base: Iterator[Any] = super().__iter__()  # the workers start here
+        envelopes = hooks.wrap_batches(base, self.current_epoch)  # observers, once per epoch
+        profiler = (
+            None
+            if self._profile is None
+            else start_in_main(self._profile, self.num_workers, rank_and_world()[0])
+        )
         try:
             for envelope in envelopes:
                 if not isinstance(envelope, Envelope):
@@ -331,8 +332,9 @@ class StreamingDataLoader(DataLoader[Any]):
                 yield unpack(envelope.data) if packed else envelope.data
         finally:
             dataset.set_collate(None)
-            if tracer is not None:  # a loop that broke off ends its epoch span now
-                envelopes.close()  # type: ignore[attr-defined]
+            close = getattr(envelopes, "close", None) if envelopes is not base else None
+            if close is not None:  # a loop that broke off: observers end the epoch now
+                close()
             if self._profile is not None:
                 stop_in_main(profiler)
         self._epoch_finished = True

@@ -14,11 +14,10 @@ from torch.utils.data import IterableDataset
 
 from litdata.core.formats import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
+from litdata.core.registry import hooks
 from litdata.engine.opening import open_dataset
 from litdata.engine.reader import DatasetReader
 from litdata.engine.resolve import resolve
-from litdata.observe import tracer as tracing
-from litdata.observe.traced import traced_read
 from litdata.streaming.batching import LoaderProgress, deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.frames import FrameWindows
@@ -346,11 +345,10 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         if not segments:  # nothing to read (an empty dataset needs no decoder)
             return
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
-        regions, reader, read = self._regions.regions, self._reader, self._reader.decoder.read
+        regions, reader = self._regions.regions, self._reader
+        read: Callable[[Any, int], Any] = reader.decoder.read
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
-        tracer = tracing.current()
-        sampled = tracer is not None and tracer.on("sample")
         chunks = [regions[segment.region].chunk for segment in segments]
         last_use = {chunk: number for number, chunk in enumerate(chunks)}
         reader.prefetch(chunks, self.max_pre_download)
@@ -361,8 +359,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                 chunk = reader.chunk(region.chunk)
                 chunk.prefetch()  # the kernel reads the chunk ahead while we decode
                 start = region.start
-                if sampled:  # per-sample spans (level "sample"); otherwise no cost per sample
-                    read = traced_read(reader.decoder.read, tracer, region.chunk)  # type: ignore[arg-type]
+                read = hooks.wrap_read(reader.decoder.read, region.chunk)  # observers, per chunk
                 for first in range(segment.offset, segment.offset + segment.count, size):
                     last = min(first + size, segment.offset + segment.count)
                     if overridden:  # a subclass's __getitem__ sees every streamed item

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from litdata.observe import tracer as tracing
+from litdata.core.registry import hooks
 from litdata.streaming.plan import Topology
 
 __all__ = ["logical_worker", "num_nodes", "rank_and_world", "worker_and_count"]
@@ -61,7 +61,7 @@ def logical_worker(batch_size: int, rotation: Callable[[Topology], int]) -> tupl
     rank, world = rank_and_world()
     worker, workers = worker_and_count()
     topology = Topology(world, workers, batch_size)
-    tracing.set_context(
+    hooks.process_context(
         dist_world_size=world,
         dist_global_rank=rank,
         dist_num_nodes=num_nodes(world),

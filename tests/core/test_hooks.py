@@ -1,11 +1,13 @@
 """Every hookspec is exercised here through a real plugin distribution (entry-point group
 ``litdata``), found and loaded by pluggy exactly as ``pip install`` would make it."""
 
+import json
+
 import numpy as np
 import pytest
 
 import litdata as ld
-from litdata.core.errors import PluginLoadError
+from litdata.core.errors import ChunkCorruptError, PluginLoadError, ProcessingError
 from litdata.core.registry import hooks, registries
 from litdata.core.registry.manager import get_plugin_manager, hook_origin, reset_plugin_manager
 from litdata.engine.resolve import resolve
@@ -64,6 +66,51 @@ def litdata_default_executor():
     return "dask" if DEFAULTS else None
 
 DEFAULTS = []
+
+def _log(*event):
+    import json, os
+    EVENTS.append(event)
+    if os.environ.get("RECORDER_LOG"):  # events of worker processes
+        with open(os.environ["RECORDER_LOG"], "a") as handle:
+            handle.write(json.dumps(event) + chr(10))
+
+@litdata.hookimpl
+def litdata_lock_waited(chunk, mode, granted, seconds):
+    assert seconds >= 0
+    _log("lock", chunk, mode, granted)
+
+@litdata.hookimpl
+def litdata_work_began(job, rank):
+    _log("began", job, rank)
+
+@litdata.hookimpl
+def litdata_work_ended(job, rank, inputs):
+    _log("ended", job, rank, inputs)
+
+@litdata.hookimpl
+def litdata_failed(where, error):
+    _log("failed", where, type(error).__name__)
+
+@litdata.hookimpl
+def litdata_process_context(fields):
+    _log("context", sorted(fields.items()))
+
+@litdata.hookimpl
+def litdata_wrap_batches(batches, epoch):
+    def counted():
+        for batch in batches:
+            _log("batch", epoch)
+            yield batch
+    return counted() if WRAP else None
+
+@litdata.hookimpl
+def litdata_wrap_read(read, chunk_index):
+    def counted(chunk, position):
+        _log("read", chunk_index, position)
+        return read(chunk, position)
+    return counted if WRAP else None
+
+WRAP = []
 """
 
 
@@ -211,6 +258,85 @@ def test_hook_litdata_default_executor(recorder):
         assert hooks.default_executor() == "dask"
     finally:
         recorder.DEFAULTS.clear()
+
+
+def test_hook_litdata_lock_waited(recorder, tmp_path):
+    ld.write_dataset(range(20), tmp_path / "ds", chunk_size=10, compression="zstd")
+    assert sorted(ld.StreamingDataset(tmp_path / "ds", cache_dir=str(tmp_path / "c"))) == list(
+        range(20)
+    )
+    locks = [e for e in recorder.EVENTS if e[0] == "lock"]
+    assert ("lock", "chunk-0-0.bin", "exclusive", True) in locks
+    assert ("lock", "chunk-0-1.bin", "shared", True) in locks
+
+
+def test_hook_litdata_work_began(recorder, tmp_path, monkeypatch):
+    log = tmp_path / "events.jsonl"
+    monkeypatch.setenv("RECORDER_LOG", str(log))
+    ld.optimize(int, range(6), str(tmp_path / "out"), chunk_size=2, num_workers=2, verbose=False)
+    events = [tuple(json.loads(line)) for line in log.read_text().splitlines()]
+    assert sorted(e for e in events if e[0] == "began") == [
+        ("began", "optimize", 0),
+        ("began", "optimize", 1),
+    ]
+    assert sum(e[3] for e in events if e[0] == "ended") == 6
+
+
+def test_hook_litdata_work_ended(recorder, tmp_path, monkeypatch):
+    log = tmp_path / "events.jsonl"
+    monkeypatch.setenv("RECORDER_LOG", str(log))
+    with pytest.raises(ProcessingError):
+        ld.optimize(
+            _fails_on_3, range(6), str(tmp_path / "out"), chunk_size=2, num_workers=1, verbose=False
+        )
+    events = [tuple(json.loads(line)) for line in log.read_text().splitlines()]
+    assert ("failed", "optimize", "ValueError") in events
+    assert [e[:3] for e in events if e[0] == "ended"] == [("ended", "optimize", 0)]
+
+
+def _fails_on_3(i):
+    if i == 3:
+        raise ValueError("three")
+    return i
+
+
+def test_hook_litdata_failed(recorder, tmp_path):
+    folder = ld.write_dataset(range(40), tmp_path / "ds", chunk_size=10, compression="zstd")
+    (folder / "chunk-0-2.zstd.bin").write_bytes(b"not zstd")
+    with pytest.raises(ChunkCorruptError):
+        list(ld.StreamingDataset(folder, cache_dir=str(tmp_path / "c")))
+    assert ("failed", "prefetch", "ChunkCorruptError") in recorder.EVENTS
+
+
+def test_hook_litdata_process_context(recorder, tmp_path):
+    ld.write_dataset(range(10), tmp_path / "ds", chunk_size=5)
+    list(ld.StreamingDataset(tmp_path / "ds"))
+    contexts = [dict(e[1]) for e in recorder.EVENTS if e[0] == "context"]
+    assert {"dist_global_rank": 0, "worker_rank": 0}.items() <= contexts[-1].items()
+
+
+def test_hook_litdata_wrap_batches(recorder, tmp_path):
+    ld.write_dataset(range(10), tmp_path / "ds", chunk_size=5)
+    recorder.WRAP.append(True)
+    try:
+        loader = ld.StreamingDataLoader(ld.StreamingDataset(tmp_path / "ds"), batch_size=4)
+        assert sum(len(batch) for batch in loader) == 10
+    finally:
+        recorder.WRAP.clear()
+    assert [e for e in recorder.EVENTS if e[0] == "batch"] == [("batch", 1)] * 3
+
+
+def test_hook_litdata_wrap_read(recorder, tmp_path):
+    ld.write_dataset(range(10), tmp_path / "ds", chunk_size=5)
+    recorder.WRAP.append(True)
+    try:
+        assert sorted(ld.StreamingDataset(tmp_path / "ds")) == list(range(10))
+    finally:
+        recorder.WRAP.clear()
+    reads = [e for e in recorder.EVENTS if e[0] == "read"]
+    assert sorted((chunk, position) for _, chunk, position in reads) == [
+        (chunk, position) for chunk in (0, 1) for position in range(5)
+    ]
 
 
 def test_blocked_and_disabled_plugins_are_not_loaded(recorder, monkeypatch):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from litdata.core.registry.manager import get_plugin_manager
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from litdata.core.index import DatasetIndex
@@ -20,8 +23,15 @@ __all__ = [
     "default_executor",
     "default_item_loader",
     "detect_format",
+    "failed",
+    "lock_waited",
+    "process_context",
     "resolve_storage",
     "shuffle_for",
+    "work_began",
+    "work_ended",
+    "wrap_batches",
+    "wrap_read",
 ]
 
 
@@ -94,3 +104,52 @@ def chunk_opened(url: str, chunk_index: int, items: int) -> None:
 def chunk_closed(url: str, chunk_index: int) -> None:
     """Tell plugins a reader closed a chunk."""
     get_plugin_manager().hook.litdata_chunk_closed(url=url, chunk_index=chunk_index)
+
+
+def lock_waited(chunk: str, mode: str, granted: bool, seconds: float) -> None:
+    """Tell plugins a cache lock was asked for and answered."""
+    get_plugin_manager().hook.litdata_lock_waited(
+        chunk=chunk, mode=mode, granted=granted, seconds=seconds
+    )
+
+
+def work_began(job: str, rank: int) -> None:
+    """Tell plugins a worker of ``job`` started."""
+    get_plugin_manager().hook.litdata_work_began(job=job, rank=rank)
+
+
+def work_ended(job: str, rank: int, inputs: int) -> None:
+    """Tell plugins a worker of ``job`` stopped after ``inputs`` inputs."""
+    get_plugin_manager().hook.litdata_work_ended(job=job, rank=rank, inputs=inputs)
+
+
+def failed(where: str, error: BaseException) -> None:
+    """Tell plugins something failed (the error is raised to the caller as well)."""
+    get_plugin_manager().hook.litdata_failed(where=where, error=error)
+
+
+def process_context(**fields: int) -> None:
+    """Tell plugins where this process stands (rank, worker...)."""
+    get_plugin_manager().hook.litdata_process_context(fields=fields)
+
+
+def _chained(hook: Any, name: str, value: T, **arguments: Any) -> T:
+    """``value`` passed through every implementation of a wrapping hook, in call order."""
+    for implementation in reversed(hook.get_hookimpls()):  # pluggy calls the last added first
+        given = {name: value, **arguments}
+        wrapped = implementation.function(**{key: given[key] for key in implementation.argnames})
+        if wrapped is not None:
+            value = wrapped
+    return value
+
+
+def wrap_batches(batches: Iterator[Any], epoch: int) -> Iterator[Any]:
+    """``batches`` as the plugins that observe the training loop wrap them (once per epoch)."""
+    hook = get_plugin_manager().hook.litdata_wrap_batches
+    return _chained(hook, "batches", batches, epoch=epoch)
+
+
+def wrap_read(read: Callable[[Any, int], Any], chunk_index: int) -> Callable[[Any, int], Any]:
+    """``read`` as the plugins that observe samples wrap it (once per chunk)."""
+    hook = get_plugin_manager().hook.litdata_wrap_read
+    return _chained(hook, "read", read, chunk_index=chunk_index)

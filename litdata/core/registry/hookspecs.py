@@ -6,6 +6,7 @@ None is called per sample. Every hook is documented in ``docs/plugins/hooks.md``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -161,4 +162,92 @@ def litdata_chunk_closed(url: str, chunk_index: int) -> None:
     Args:
         url: The chunk's location (URL or path) in the dataset.
         chunk_index: Its position in ``index.json``.
+    """
+
+
+@hookspec
+def litdata_lock_waited(chunk: str, mode: str, granted: bool, seconds: float) -> None:
+    """A process asked for a cached chunk's lock (to read it, or to fetch it) and got an answer.
+
+    Args:
+        chunk: The cached file the lock is for.
+        mode: ``"shared"`` (a reader) or ``"exclusive"`` (a fetcher, an evictor).
+        granted: Whether it got the lock (a try that found it taken is not).
+        seconds: How long it waited.
+    """
+
+
+@hookspec
+def litdata_work_began(job: str, rank: int) -> None:
+    """A worker of ``optimize`` or ``map`` started on its inputs.
+
+    Args:
+        job: What it runs: ``"optimize"`` or ``"map"``.
+        rank: The worker's rank in the job.
+    """
+
+
+@hookspec
+def litdata_work_ended(job: str, rank: int, inputs: int) -> None:
+    """A worker of ``optimize`` or ``map`` stopped (done, or failed).
+
+    Args:
+        job: What it ran.
+        rank: The worker's rank in the job.
+        inputs: How many inputs it handled.
+    """
+
+
+@hookspec
+def litdata_failed(where: str, error: BaseException) -> None:
+    """Something failed in the background or in a worker (a prefetch thread, a job's worker).
+
+    The error still reaches the training loop or the job's caller; this is for observers.
+
+    Args:
+        where: What failed (``"prefetch"``, ``"optimize"``...).
+        error: The error.
+    """
+
+
+@hookspec
+def litdata_process_context(fields: dict[str, int]) -> None:
+    """Where this process stands in the job, as it learns it (rank, worker, world size...).
+
+    Args:
+        fields: ``dist_global_rank``, ``dist_world_size``, ``dist_num_nodes``, ``worker_rank``,
+            ``worker_world_size`` (those known).
+    """
+
+
+@hookspec
+def litdata_wrap_batches(batches: Iterator[Any], epoch: int) -> Iterator[Any] | None:
+    """Wrap the iterator of an epoch's batches in the training loop (to observe them).
+
+    Called once per epoch; each implementation wraps what the previous one returned.
+
+    Args:
+        batches: The batches, as the training loop will get them.
+        epoch: The epoch (from 1).
+
+    Returns:
+        An iterator yielding the same batches, or ``None`` to leave them as they are.
+    """
+
+
+@hookspec
+def litdata_wrap_read(
+    read: Callable[[Any, int], Any], chunk_index: int
+) -> Callable[[Any, int], Any] | None:
+    """Wrap a streaming worker's ``read(chunk, position)`` of one chunk's items.
+
+    Called once per chunk a worker reads (never per sample); an implementation that returns a
+    wrapper sees every item, so observers return one only while they record samples.
+
+    Args:
+        read: Decodes the item at ``position`` of an open chunk.
+        chunk_index: The chunk's position in ``index.json``.
+
+    Returns:
+        A function called like ``read``, or ``None`` to leave it as it is.
     """

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from litdata.core import config
+from litdata.core.registry import hooks
 from litdata.engine.cache.directory import make_folder
-from litdata.observe import tracer as tracing
 
 __all__ = ["ChunkLock", "LockTimeoutError"]
 
@@ -66,16 +66,10 @@ class ChunkLock:
         Returns:
             Whether the lock was granted.
         """
-        tracer = tracing.current()
-        if tracer is None or not tracer.on("lock"):
-            return self._acquire(mode, timeout)
+        asked = time.perf_counter()
+        granted = self._acquire(mode, timeout)
         name = self.path.name.removesuffix(".lock")
-        tracer.begin("lock", "lock", chunk=name, mode=mode)  # a span of waiting for it
-        granted = False
-        try:
-            granted = self._acquire(mode, timeout)
-        finally:
-            tracer.end("lock", "lock", chunk=name, mode=mode, granted=granted)
+        hooks.lock_waited(name, mode, granted, time.perf_counter() - asked)
         return granted
 
     def _acquire(self, mode: str, timeout: float | None) -> bool:

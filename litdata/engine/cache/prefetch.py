@@ -16,7 +16,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from litdata.core import config
 from litdata.core.errors import ChunkWaitTimeoutError
-from litdata.observe import tracer as tracing
+from litdata.core.registry import hooks
 
 __all__ = ["Prefetcher"]
 
@@ -145,9 +145,7 @@ class _DaemonPool:
             try:
                 future.set_result(call(chunk))
             except BaseException as error:  # handed to the reader as it is
-                tracer = tracing.current()
-                if tracer is not None:
-                    tracer.instant("crash", "crash", exception=type(error).__name__, error=error)
+                hooks.failed("prefetch", error)
                 future.set_exception(error)
 
     def shutdown(self) -> None:

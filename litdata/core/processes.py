@@ -1,0 +1,23 @@
+"""Whether a process runs: for locks and temporary files whose owner may have died."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["running"]
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie, dead but not yet reaped, is not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):  # no /proc here (macOS), or it ended as we looked
+        return True
+    return state != b"Z"
