@@ -73,6 +73,7 @@ KINDS = [
     ("formats", "jsonl"),
     ("encryption", "sha256ctr"),
     ("executors", "threads"),
+    ("item_loaders", "LinesLoader"),
     ("hooks", "example"),
 ]
 
@@ -104,6 +105,35 @@ if __name__ == "__main__":
     assert sorted(item["n"] for item in ld.StreamingDataset("lines")) == list(range(5))
     print("ok", ds.strategy.name, ds.strategy.strategy.size)
 """
+
+
+BLOCKED = """
+import litdata.plugins
+from litdata.core.registry.manager import get_plugin_manager
+
+names = {kind: litdata.plugins.registry(kind).names() for kind in litdata.plugins.kinds()}
+print("bz2" in names["compression"], "LinesLoader" in names["item_loaders"],
+      get_plugin_manager().get_plugin("example") is not None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ({}, "True True True"),
+        ({"LITDATA_BLOCK_PLUGINS": "bz2,example"}, "False True False"),
+        ({"LITDATA_BLOCK_PLUGINS": "litdata.item_loaders:LinesLoader"}, "True False True"),
+        ({"LITDATA_BLOCK_PLUGINS": "litdata-plugin-example"}, "False False False"),
+        ({"LITDATA_DISABLE_PLUGIN_AUTOLOAD": "1"}, "False False False"),
+    ],
+    ids=["none", "by name", "by group:name", "by distribution", "autoload off"],
+)
+def test_one_set_of_rules_blocks_registry_and_hook_plugins_alike(
+    plugin_site, tmp_path, monkeypatch, setting, expected
+):
+    for name, value in setting.items():
+        monkeypatch.setenv(name, value)
+    assert _run(BLOCKED, tmp_path, plugin_site).stdout.strip() == expected
 
 
 def test_every_kind_is_found_and_used_by_name(plugin_site, tmp_path):

@@ -289,8 +289,10 @@ class ChunkWriter:
         if self._compression and (codec := provider_of("compression", self._compression)):
             plugins["compression"] = {self._compression.partition(":")[0]: codec}
         cipher = self._encryption.name if self._encryption is not None else ""
-        if cipher in registries.encryption and (provider := registries.encryption.provider(cipher)):
-            plugins["encryption"] = {cipher: provider}
+        for kind, name in (("encryption", cipher), ("item_loaders", self._loader.name)):
+            registry = registries.ALL[kind]
+            if name in registry and (provider := registry.provider(name)):
+                plugins[kind] = {name: provider}
         index = DatasetIndex(config=config, chunks=tuple(self.chunks), plugins=plugins)
         write_index(self.output_dir / rank_index_filename(self.rank), index)
         if self._keys is not None:

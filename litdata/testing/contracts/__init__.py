@@ -8,6 +8,7 @@ from litdata.testing.contracts.compressor import CompressorContract
 from litdata.testing.contracts.encryptor import EncryptorContract
 from litdata.testing.contracts.executor import ExecutorContract
 from litdata.testing.contracts.format import FormatContract
+from litdata.testing.contracts.item_loader import ItemLoaderContract
 from litdata.testing.contracts.serializer import SerializerContract
 from litdata.testing.contracts.shuffle import ShuffleContract
 from litdata.testing.contracts.storage import StorageContract
@@ -17,6 +18,7 @@ __all__ = [
     "EncryptorContract",
     "ExecutorContract",
     "FormatContract",
+    "ItemLoaderContract",
     "SerializerContract",
     "ShuffleContract",
     "StorageContract",

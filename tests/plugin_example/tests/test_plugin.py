@@ -10,6 +10,7 @@ from litdata_plugin_example.bz2 import Bz2Compressor
 from litdata_plugin_example.dict_storage import DictStorage
 from litdata_plugin_example.fraction import FractionSerializer
 from litdata_plugin_example.jsonl import JsonlFormat
+from litdata_plugin_example.lines import LinesLoader
 from litdata_plugin_example.sha256ctr import Sha256CtrEncryption
 from litdata_plugin_example.threads import ThreadExecutor
 
@@ -18,6 +19,7 @@ from litdata.testing import (
     EncryptorContract,
     ExecutorContract,
     FormatContract,
+    ItemLoaderContract,
     SerializerContract,
     ShuffleContract,
     StorageContract,
@@ -82,3 +84,18 @@ class TestThreadExecutor(ExecutorContract):
     @pytest.fixture
     def executor(self):
         return ThreadExecutor()
+
+
+class TestLinesLoader(ItemLoaderContract):
+    loader_class = LinesLoader
+    samples = [f"line {i}" for i in range(9)]
+
+
+def test_a_dataset_of_lines_reads_back_with_the_loader_it_records(tmp_path):
+    import litdata as ld
+
+    ld.write_dataset(["a", "b", "c"], tmp_path / "ds", chunk_size=2, item_loader=LinesLoader())
+    index = json.loads((tmp_path / "ds" / "index.json").read_text())
+    assert index["plugins"]["item_loaders"] == {"LinesLoader": "litdata-plugin-example 0.1.0"}
+    reader = ld.DatasetReader(tmp_path / "ds")  # the loader comes from its entry point
+    assert [reader[i] for i in range(3)] == ["a", "b", "c"]
