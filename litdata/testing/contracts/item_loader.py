@@ -25,7 +25,7 @@ class ItemLoaderContract:
         chunk_size: Items (or tokens) per chunk when writing.
     """
 
-    loader_class: ClassVar[type]
+    loader_class: ClassVar[Any]
     write_options: ClassVar[dict[str, Any]] = {}
     read_options: ClassVar[dict[str, Any]] = {}
     samples: ClassVar[list[Any]]
