@@ -6,15 +6,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from clusters import dask_client, ray_cluster  # noqa: F401  # session fixtures
-from servers import azurite_server, gcs_server, s3_server  # noqa: F401  # session fixtures
+from support.clusters import dask_client, ray_cluster  # noqa: F401  # session fixtures
+from support.servers import azurite_server, gcs_server, s3_server  # noqa: F401  # session fixtures
 
 from litdata.core.registry import registries
 from litdata.testing import rediscover
 
 #: Test files whose tests share one compute cluster: each runs whole in one xdist worker, so
 #: that the cluster starts once.
-CLUSTER_FILES = ("tests/plugins/test_dask_executor.py", "tests/plugins/test_ray_executor.py")
+CLUSTER_FILES = (
+    "tests/plugins/executors/test_dask_executor.py",
+    "tests/plugins/executors/test_ray_executor.py",
+)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -36,7 +36,7 @@ def _local_hub(request, root):
     """A local Hub serving ``my-org/reviews`` (3 Parquet files of 100 rows); its address."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from servers import Process, free_port
+    from support.servers import Process, free_port
 
     folder = root / "my-org" / "reviews" / "data"
     folder.mkdir(parents=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from fault_table import pytest_configure, pytest_terminal_summary, record  # noqa: F401
+from support.fault_table import pytest_configure, pytest_terminal_summary, record  # noqa: F401
 
 
 @pytest.fixture

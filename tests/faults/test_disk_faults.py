@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import content_snapshot
+from support.helpers import content_snapshot
 
 import litdata as ld
 from litdata.core.errors import DiskFullError, ProcessingError

@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import leaving_no_process, session_processes, wait_for, wait_until_writing_to_a_pipe
+from support.helpers import (
+    leaving_no_process,
+    session_processes,
+    wait_for,
+    wait_until_writing_to_a_pipe,
+)
 
 import litdata as ld
 

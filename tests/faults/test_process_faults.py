@@ -7,10 +7,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from support import fns
+from support.helpers import alive, children, wait_for
 
 import litdata as ld
 from litdata.core.errors import ProcessingError
@@ -18,7 +19,7 @@ from litdata.core.errors import ProcessingError
 TESTS = Path(__file__).resolve().parents[1]
 DRIVER = """
 import sys
-import fns
+from support import fns
 import litdata as ld
 ld.optimize(fns.slow_record, range(2000), sys.argv[1], chunk_size=10, num_workers=2,
             keep_data_ordered=True, verbose=False)
@@ -31,7 +32,7 @@ ld.optimize(fns.slow_record, range(2000), sys.argv[1], chunk_size=10, num_worker
 #: bytecode, and one that raises inside an at-fork hook is printed and dropped.
 SIGNAL_WHILE_FORKING = """
 import os, sys, threading, time
-import fns
+from support import fns
 import litdata as ld
 signum = int(sys.argv[2])
 threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
@@ -47,45 +48,15 @@ ld.optimize(fns.slow_record, range(400), sys.argv[1], chunk_size=10, num_workers
 """
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _wait_for(condition, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 @pytest.mark.fault("an optimize worker killed (kill -9)")
 def test_a_killed_worker_stops_the_run(tmp_path, record):
     output = tmp_path / "out"
     parent = os.getpid()
-    before = set(_children(parent))  # session servers and clusters, not workers of this run
+    before = set(children(parent))  # session servers and clusters, not workers of this run
 
     def kill_a_worker():
-        _wait_for(lambda: any(output.glob("chunk-*")))
-        workers = [pid for pid in _children(parent) if _alive(pid) and pid not in before]
+        wait_for(lambda: any(output.glob("chunk-*")))
+        workers = [pid for pid in children(parent) if alive(pid) and pid not in before]
         record.start()
         os.kill(workers[-1], signal.SIGKILL)
 
@@ -95,7 +66,7 @@ def test_a_killed_worker_stops_the_run(tmp_path, record):
         ProcessingError, match=r"Worker \d died with exit code -9 \(killed by signal 9"
     ):
         ld.optimize(
-            __import__("fns").slow_record,
+            fns.slow_record,
             range(2000),
             str(output),
             chunk_size=10,
@@ -106,9 +77,7 @@ def test_a_killed_worker_stops_the_run(tmp_path, record):
     killer.join()
     assert not (output / "index.json").exists()
     assert not list(output.glob("chunk-*"))
-    assert _wait_for(
-        lambda: not [pid for pid in _children(parent) if _alive(pid) and pid not in before], 10
-    )
+    wait_for(lambda: not [pid for pid in children(parent) if alive(pid) and pid not in before], 10)
     record("ProcessingError naming the worker and the signal; others stopped, output cleaned")
 
 
@@ -124,14 +93,14 @@ def test_an_interrupted_driver_cleans_up(tmp_path, record, signum):
         start_new_session=True,
         stderr=subprocess.DEVNULL,
     )
-    assert _wait_for(lambda: any(output.glob("chunk-*")))
-    workers = _children(driver.pid)
+    wait_for(lambda: any(output.glob("chunk-*")))
+    workers = children(driver.pid)
     record.start()
     driver.send_signal(signum)  # the driver only, as a scheduler would
     code = driver.wait(30)
     record.failed()
     assert code != 0
-    assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 10)
+    wait_for(lambda: not any(alive(pid) for pid in workers), 10)
     assert not (output / "index.json").exists()
     assert not list(output.glob("chunk-*"))
     assert not (output / ".litdata.lock").exists()

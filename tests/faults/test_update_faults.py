@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import fns
 
 import litdata as ld
 
@@ -59,7 +60,6 @@ def _values(path: Path) -> dict[int, int]:
 @pytest.mark.parametrize(("step", "when", "count"), STEPS, ids=str)
 @pytest.mark.fault("dataset_update killed (kill -9) mid-commit")
 def test_a_killed_update_leaves_the_old_or_the_new_dataset(tmp_path, record, step, when, count):
-    fns = __import__("fns")
     path = tmp_path / "ds"
     ld.optimize(
         fns.keyed,

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from support import fns
+from support.helpers import wait_for
 
 import litdata as ld
 from litdata.core.errors import DatasetExistsError, OutputLockedError
@@ -16,7 +17,7 @@ from litdata.core.errors import DatasetExistsError, OutputLockedError
 TESTS = Path(__file__).resolve().parents[1]
 WRITER = """
 import sys
-import fns
+from support import fns
 import litdata as ld
 ld.optimize(fns.slow_record, range(int(sys.argv[2])), sys.argv[1], chunk_size=10,
             num_workers=2, keep_data_ordered=True, verbose=False)
@@ -32,29 +33,20 @@ def _start_writer(output: Path, count: int) -> subprocess.Popen[bytes]:
     )
 
 
-def _wait_for(condition, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out")
-
-
 def _ids(dataset):
     reader = ld.DatasetReader(dataset)
     return [reader[i]["id"] for i in range(len(reader))]
 
 
 def _fns():
-    return __import__("fns")
+    return fns
 
 
 @pytest.mark.fault("two optimize runs into one output")
 def test_a_second_writer_fails_at_once(tmp_path, record):
     output = tmp_path / "out"
     first = _start_writer(output, 300)
-    _wait_for(lambda: (output / ".litdata.lock").exists() and any(output.glob("chunk-*")))
+    wait_for(lambda: (output / ".litdata.lock").exists() and any(output.glob("chunk-*")))
     record.start()
     with pytest.raises(OutputLockedError, match=rf"is being written by optimize \(PID {first.pid}"):
         ld.optimize(_fns().record, range(50), str(output), chunk_size=10, verbose=False)
@@ -73,7 +65,7 @@ def test_a_second_writer_fails_at_once(tmp_path, record):
 def test_the_lock_of_a_killed_writer_is_recovered(tmp_path, record):
     output = tmp_path / "out"
     writer = _start_writer(output, 300)
-    _wait_for(lambda: any(output.glob("chunk-*")))
+    wait_for(lambda: any(output.glob("chunk-*")))
     os.killpg(writer.pid, 9)
     writer.wait()
     assert (output / ".litdata.lock").exists()

@@ -8,4 +8,4 @@ and cache folders, or an unbounded allocation. Each records a row of the fault t
 (:mod:`fault_table`), which ``make faults`` prints.
 """
 
-from fault_table import pytest_configure, pytest_terminal_summary, record  # noqa: F401
+from support.fault_table import pytest_configure, pytest_terminal_summary, record  # noqa: F401

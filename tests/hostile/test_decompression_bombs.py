@@ -32,7 +32,7 @@ import snappy
 import zstandard
 from canonical import canonical
 from expected import expected_samples, fixture_dir
-from mds_fixtures import write_shards
+from support.mds_fixtures import write_shards
 
 import litdata as ld
 from litdata.core.chunks.checksum import checksum_of

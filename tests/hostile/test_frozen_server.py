@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import psutil
 import pytest
-from servers import ObjectStore, azurite_connection_string
+from support.servers import ObjectStore, azurite_connection_string
 
 import litdata as ld
 from litdata.core.errors import StorageError

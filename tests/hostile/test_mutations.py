@@ -142,7 +142,7 @@ def pristine_mds(tmp_path_factory):
     import json
 
     import xxhash
-    from mds_fixtures import write_shards
+    from support.mds_fixtures import write_shards
 
     rows = [[json.dumps({"n": i}).encode()] for i in range(12)]
     folder = write_shards(tmp_path_factory.mktemp("mds") / "ds", {"doc": "json"}, rows)

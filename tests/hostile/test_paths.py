@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from hostile import forge
-from mds_fixtures import write_shards
+from support.mds_fixtures import write_shards
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError

@@ -120,7 +120,7 @@ def test_offsets_past_the_end_name_the_chunk(tmp_path, record):
 
 @pytest.mark.fault("MDS shard says it holds more samples than its bytes can")
 def test_mds_samples_are_bounded_by_the_shard(tmp_path, record):
-    from mds_fixtures import write_shards
+    from support.mds_fixtures import write_shards
 
     rows = [[json.dumps({"n": i}).encode()] for i in range(8)]
     folder = write_shards(tmp_path / "mds", {"doc": "json"}, rows)

@@ -9,7 +9,7 @@ import json
 import canonical
 import expected
 import pytest
-from helpers import snapshot
+from support.helpers import snapshot
 
 import litdata as ld
 

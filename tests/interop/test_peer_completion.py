@@ -9,8 +9,8 @@ import shutil
 import subprocess
 import sys
 
-from cli_process import cli_env
 from peer import MARKS, run_peer
+from support.cli_process import cli_env
 
 import litdata as ld
 

@@ -11,7 +11,7 @@ from peer import MARKS, run_peer
 
 import litdata as ld
 
-fns = pytest.importorskip("fns")
+fns = pytest.importorskip("support.fns")
 pytestmark = MARKS
 SCRIPT = Path(__file__).with_name("keyed_with_litdata.py")
 

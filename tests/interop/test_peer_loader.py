@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_process import cli_env
 from peer import MARKS, run_peer
+from support.cli_process import cli_env
 
 import litdata as ld
 

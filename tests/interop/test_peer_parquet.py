@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from parquet_files import read_with_pyarrow, row, write_parquet
 from peer import MARKS, PEER, run_peer
+from support.parquet_files import read_with_pyarrow, row, write_parquet
 
 import litdata as ld
 

@@ -11,7 +11,7 @@ import litdata as ld
 from litdata.core.errors import DatasetFormatError, ProcessingError
 from litdata.engine.resolve import resolve
 
-fns = pytest.importorskip("fns")
+fns = pytest.importorskip("support.fns")
 
 
 def _keyed(path, inputs=range(200), **options):

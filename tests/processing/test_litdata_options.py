@@ -9,7 +9,7 @@ import pytest
 import litdata as ld
 from litdata.engine.resolve import resolve
 
-fns = pytest.importorskip("fns")
+fns = pytest.importorskip("support.fns")
 
 
 def _ids(path):

@@ -1,5 +1,5 @@
-import fns
 import pytest
+from support import fns
 
 import litdata as ld
 from litdata.core.errors import ProcessingError

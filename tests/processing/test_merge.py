@@ -1,7 +1,7 @@
 import json
 
-import fns
 import pytest
+from support import fns
 
 import litdata as ld
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError

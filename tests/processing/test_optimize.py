@@ -1,9 +1,9 @@
 import multiprocessing
 import os
 
-import fns
 import pytest
-from helpers import chunk_files
+from support import fns
+from support.helpers import chunk_files
 
 import litdata as ld
 from litdata.core.errors import DatasetExistsError, DatasetFormatError, ProcessingError

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support import fns
 
 import litdata as ld
 from litdata.engine.resolve import resolve
@@ -32,7 +33,6 @@ def _put_files(bucket, count):
 
 
 def test_remote_inputs_are_downloaded_for_fn_when_input_dir_is_given(bucket, tmp_path):
-    fns = __import__("fns")
     urls = _put_files(bucket, 12)
     ld.optimize(
         fns.file_size,
@@ -58,7 +58,7 @@ def ld_cache_root():
 def test_remote_inputs_reach_fn_as_urls_without_input_dir(bucket, tmp_path):
     urls = _put_files(bucket, 5)
     ld.optimize(
-        __import__("fns").passes_url,
+        fns.passes_url,
         urls,
         str(tmp_path / "ds"),
         chunk_size=4,
@@ -72,7 +72,7 @@ def test_remote_inputs_reach_fn_as_urls_without_input_dir(bucket, tmp_path):
 def test_map_downloads_inputs_and_writes_locally(bucket, tmp_path):
     urls = _put_files(bucket, 6)
     ld.map(
-        __import__("fns").copy_file,
+        fns.copy_file,
         urls,
         str(tmp_path / "out"),
         num_workers=2,

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import fns
 
 import litdata as ld
 from litdata.cli import main
@@ -31,7 +32,7 @@ def bucket(s3_server):
 
 
 def test_append_and_overwrite_on_s3(bucket, s3_server):
-    options, url, fns = s3_server.storage_options, f"{bucket}/ds", __import__("fns")
+    options, url = s3_server.storage_options, f"{bucket}/ds"
     ld.optimize(
         fns.record,
         range(30),
@@ -102,7 +103,7 @@ def test_a_killed_run_to_s3_resumes_from_its_checkpoints(bucket, s3_server):
     run.wait()
     assert not ld.is_complete_dataset(resolve(url, storage_options=options))
     ld.optimize(
-        __import__("fns").slow_record,
+        fns.slow_record,
         range(200),
         url,
         chunk_size=10,
@@ -128,7 +129,7 @@ def test_a_second_writer_to_the_same_prefix_is_refused(bucket, s3_server):
 def test_map_uploads_what_fn_writes(bucket, s3_server):
     options, url = s3_server.storage_options, f"{bucket}/out"
     ld.map(
-        __import__("fns").write_file,
+        fns.write_file,
         list(range(8)),
         url,
         num_workers=2,
@@ -144,7 +145,7 @@ def test_merge_and_verify_on_s3(bucket, s3_server, capsys, monkeypatch):
     options = s3_server.storage_options
     for part, start in (("a", 0), ("b", 20)):
         ld.optimize(
-            __import__("fns").record,
+            fns.record,
             range(start, start + 20),
             f"{bucket}/{part}",
             chunk_size=10,

@@ -10,14 +10,22 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import leaving_no_process, session_processes, wait_for, wait_until_writing_to_a_pipe
+from support import fns
+from support.helpers import (
+    alive,
+    children,
+    leaving_no_process,
+    session_processes,
+    wait_for,
+    wait_until_writing_to_a_pipe,
+)
 
 import litdata as ld
 
 TESTS = Path(__file__).resolve().parents[1]
 SCRIPT = """
 import sys
-import fns
+from support import fns
 import litdata as ld
 ld.optimize(fns.slow_record, range(int(sys.argv[4]), int(sys.argv[2])), sys.argv[1], chunk_size=10,
             num_workers=2, use_checkpoint=sys.argv[3] == "1", keep_data_ordered=True,
@@ -32,15 +40,6 @@ def _start(output, count, checkpoint, first=0, mode=""):
         env=env,
         start_new_session=True,
     )
-
-
-def _wait_for(condition, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def _checkpointed(output, least):
@@ -61,12 +60,12 @@ def _checkpointed(output, least):
 def test_a_killed_run_resumes_exactly(tmp_path, kill_after):
     output = tmp_path / "out"
     process = _start(output, 200, "1")
-    _wait_for(_checkpointed(output, kill_after))
+    wait_for(_checkpointed(output, kill_after))
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     assert not (output / "index.json").exists()
     ld.optimize(
-        __import__("fns").slow_record,
+        fns.slow_record,
         range(200),
         output,
         chunk_size=10,
@@ -81,10 +80,9 @@ def test_a_killed_run_resumes_exactly(tmp_path, kill_after):
 
 def test_a_killed_resumable_append_resumes_exactly(tmp_path):
     output = tmp_path / "out"
-    fns = __import__("fns")
     ld.optimize(fns.slow_record, range(50), output, chunk_size=10, num_workers=2, verbose=False)
     process = _start(output, 250, "1", first=50, mode="append")
-    _wait_for(_checkpointed(output, 60))
+    wait_for(_checkpointed(output, 60))
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     assert len(ld.DatasetReader(output)) == 50  # the interrupted append changed nothing yet
@@ -109,12 +107,12 @@ def test_a_killed_resumable_append_resumes_exactly(tmp_path):
 def test_checkpoints_of_another_run_are_refused(tmp_path):
     output = tmp_path / "out"
     process = _start(output, 200, "1")
-    _wait_for(_checkpointed(output, 10))
+    wait_for(_checkpointed(output, 10))
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     with pytest.raises(ValueError, match="other inputs or another number of workers"):
         ld.optimize(
-            __import__("fns").slow_record,
+            fns.slow_record,
             range(200),
             output,
             chunk_size=10,
@@ -124,39 +122,18 @@ def test_checkpoints_of_another_run_are_refused(tmp_path):
         )
 
 
-def _children(pid):
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _alive(pid):
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def test_workers_exit_when_the_driver_is_killed(tmp_path):
     process = _start(tmp_path / "out", 2000, "0")
-    _wait_for(lambda: len(_children(process.pid)) >= 2)
-    workers = _children(process.pid)
+    wait_for(lambda: len(children(process.pid)) >= 2)
+    workers = children(process.pid)
     process.kill()  # the driver only: its workers must notice and stop
     process.wait()
-    _wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=10)
+    wait_for(lambda: not any(alive(pid) for pid in workers), timeout=10)
 
 
 BLOCKED = """
 import sys
-import fns
+from support import fns
 import litdata as ld
 output, fn, markers, start_method = sys.argv[1:]
 ld.optimize(getattr(fns, fn), [(i, markers) for i in range(4)], output, chunk_size=10,

@@ -11,7 +11,7 @@ import litdata as ld
 from litdata.core.errors import DatasetFormatError, OutputLockedError
 from litdata.plugins.encryption.fernet import FernetEncryption
 
-fns = pytest.importorskip("fns")
+fns = pytest.importorskip("support.fns")
 
 
 def _dataset(path, count=100, **options):

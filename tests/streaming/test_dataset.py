@@ -2,7 +2,7 @@ import os
 
 import numpy as np
 import pytest
-from helpers import snapshot
+from support.helpers import snapshot
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, SampleError

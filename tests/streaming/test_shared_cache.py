@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import session_processes, wait_for
+from support.helpers import session_processes, wait_for
 
 import litdata as ld
 from litdata.core.registry import registries

@@ -6,7 +6,7 @@ import pytest
 
 import litdata as ld
 
-fns = pytest.importorskip("fns")
+fns = pytest.importorskip("support.fns")
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import litdata as ld
 from litdata.plugins.formats.chunks.format import ChunksFormat
 from litdata.testing import FormatContract
 
-FIXTURES = Path(__file__).resolve().parents[1] / "data" / "litdata-0.2.76"
+FIXTURES = Path(__file__).resolve().parents[2] / "data" / "litdata-0.2.76"
 
 
 class TestChunksFormat(FormatContract):

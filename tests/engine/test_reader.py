@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 import torch
-from helpers import snapshot
+from support.helpers import snapshot
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError

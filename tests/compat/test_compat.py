@@ -20,7 +20,7 @@ import pytest
 import litdata
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError, UnknownPluginError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = json.loads((ROOT / "tests" / "data" / "litdata_0_2_76_public_names.json").read_text())
 
 
@@ -195,7 +195,7 @@ def test_sample_sequences_litdata_reads_back_are_written(tmp_path, samples, expe
 
 
 def test_an_optimize_that_writes_no_sample_makes_an_empty_dataset(tmp_path):
-    fns = pytest.importorskip("fns")
+    fns = pytest.importorskip("support.fns")
     output = tmp_path / "empty"
     litdata.optimize(fns.record_or_none, [0, 3, 6], str(output), chunk_size=2, num_workers=2)
     dataset = litdata.StreamingDataset(str(output))

@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from servers import ObjectStore, azurite_connection_string
+from support.servers import ObjectStore, azurite_connection_string
 
 import litdata as ld
 from litdata.core.errors import StorageError

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import chunk_files
+from support.helpers import chunk_files
 
 import litdata as ld
 from litdata.core.chunks.names import chunk_filename, parse_chunk_filename

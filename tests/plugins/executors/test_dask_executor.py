@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import fns
 import pytest
-from cluster_cases import ClusterCases
+from support import fns
+from support.cluster_cases import ClusterCases
 
 import litdata as ld
 from litdata.testing import ExecutorContract

@@ -19,7 +19,7 @@ import pytest
 
 __all__ = ["dask_client", "ray_cluster"]
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 DASK_HOST = """
 import sys
 from distributed import LocalCluster

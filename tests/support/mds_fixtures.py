@@ -19,7 +19,7 @@ from typing import Any
 import canonical
 import mds_samples
 
-FIXTURES = Path(__file__).resolve().parent / "data" / "mds-0.13.0"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "mds-0.13.0"
 
 __all__ = ["FIXTURES", "canonical", "copy_fixture", "mds_samples", "mosaic_read", "write_shards"]
 

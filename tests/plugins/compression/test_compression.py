@@ -1,5 +1,5 @@
 import pytest
-from helpers import chunk_files
+from support.helpers import chunk_files
 
 import litdata as ld
 from litdata.plugins import resolve

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from parquet_files import read_with_pyarrow, row, write_parquet
-from servers import Process, free_port
+from support.parquet_files import read_with_pyarrow, row, write_parquet
+from support.servers import Process, free_port
 
 import litdata as ld
 from litdata.core.errors import DatasetNotFoundError
@@ -24,7 +24,7 @@ def hub(tmp_path_factory):
     root = tmp_path_factory.mktemp("hub")
     log = tmp_path_factory.mktemp("hub-log") / "hub.log"
     port = free_port()
-    script = Path(__file__).resolve().parents[1] / "hub_server.py"
+    script = Path(__file__).resolve().parents[2] / "support" / "hub_server.py"
     server = Process([sys.executable, str(script), str(root), str(port)], port, log)
     server.start()
     try:

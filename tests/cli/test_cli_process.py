@@ -7,8 +7,8 @@ import textwrap
 
 import numpy as np
 import pytest
-from cli_process import cli_argv, cli_env, litdata
-from helpers import leaving_no_process, session_processes, wait_for
+from support.cli_process import cli_argv, cli_env, litdata
+from support.helpers import leaving_no_process, session_processes, wait_for
 
 import litdata as ld
 

@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from cli_process import cli_env
+from support.cli_process import cli_env
 
 import litdata as ld
 from litdata.core.errors import DatasetNotFoundError, OutputLockedError

@@ -6,10 +6,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from cli_process import litdata
-from parquet_files import write_parquet
+from support.cli_process import litdata
+from support.parquet_files import write_parquet
 
-MDS = Path(__file__).parent / "data" / "mds-0.13.0"
+MDS = Path(__file__).resolve().parents[1] / "data" / "mds-0.13.0"
 
 
 def _webdataset(folder: Path) -> Path:

@@ -27,7 +27,7 @@ import pytest
 
 __all__ = ["ObjectStore", "azurite_server", "gcs_server", "s3_server", "start_s3"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 #: azurite's fixed, public development account (the same in every azurite).
 AZURITE_ACCOUNT = "devstoreaccount1"

@@ -51,6 +51,30 @@ def session_processes(session: int) -> list[int]:
     return found
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (zombies included), from ``/proc``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended as we looked
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def wait_for(condition, timeout: float = 30.0, what: str = "the condition") -> None:
     """Return as soon as ``condition()`` is true; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

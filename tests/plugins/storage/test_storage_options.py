@@ -13,7 +13,7 @@ import boto3
 import pytest
 from botocore import UNSIGNED
 from botocore.config import Config
-from servers import start_s3
+from support.servers import start_s3
 
 from litdata.engine.resolve import resolve
 from litdata.plugins.storage.azure import adlfs_options

@@ -7,7 +7,7 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from parquet_files import read_with_pyarrow, row, write_parquet
+from support.parquet_files import read_with_pyarrow, row, write_parquet
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError, ProcessingError

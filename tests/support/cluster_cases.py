@@ -12,13 +12,13 @@ import re
 import signal
 import threading
 
-import fns
 import pytest
-from helpers import wait_for
 
 import litdata as ld
 from litdata.core.errors import ProcessingError
 from litdata.engine.resolve import resolve
+from support import fns
+from support.helpers import wait_for
 
 
 def _ids(url, options=None):

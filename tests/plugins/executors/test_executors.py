@@ -13,7 +13,7 @@ class TestLocalExecutor(ExecutorContract):
 
 
 def test_the_local_executor_refuses_num_nodes_and_foreign_options(tmp_path):
-    import fns
+    from support import fns
 
     import litdata as ld
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from functools import partial
 
-from helpers import leaving_no_process, session_processes, wait_for
+from support.helpers import leaving_no_process, session_processes, wait_for
 
 from litdata.engine.lifeline import ORPHANED_EXIT_CODE, Lifeline
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from cluster_cases import ClusterCases
+from support.cluster_cases import ClusterCases
 
 from litdata.testing import ExecutorContract
 

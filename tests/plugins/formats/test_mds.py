@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from mds_fixtures import canonical, copy_fixture, mds_samples, mosaic_read, write_shards
+from support.mds_fixtures import canonical, copy_fixture, mds_samples, mosaic_read, write_shards
 
 import litdata as ld
 from litdata.core.errors import (

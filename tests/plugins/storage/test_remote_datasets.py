@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from fns import record
+from support.fns import record
 
 import litdata as ld
 from litdata.engine.resolve import resolve
