@@ -36,19 +36,16 @@ def _local_hub(request, root):
     """A local Hub serving ``my-org/reviews`` (3 Parquet files of 100 rows); its address."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from support.servers import Process, free_port
+    from support.servers import start_hub
 
     folder = root / "my-org" / "reviews" / "data"
     folder.mkdir(parents=True)
     for part in range(3):
         rows = [{"id": part * 100 + i, "text": f"review {i}", "stars": i % 5} for i in range(100)]
         pq.write_table(pa.Table.from_pylist(rows), folder / f"train-{part:05d}-of-00003.parquet")
-    port = free_port()
-    script = ROOT / "tests" / "hub_server.py"
-    server = Process([sys.executable, str(script), str(root), str(port)], port, root / "hub.log")
-    server.start()
+    server, endpoint = start_hub(root, root / "hub.log")
     request.addfinalizer(server.stop)
-    return f"http://127.0.0.1:{port}"
+    return endpoint
 
 
 @pytest.fixture

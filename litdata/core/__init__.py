@@ -1,5 +1,6 @@
-"""The torch-free core of litdata.
+"""The kernel of litdata: what a plugin author reads, and what every other layer builds on.
 
-Format, index, pytree, serializer choice, writer, reader, registries, hooks and errors.
-Importing it imports no optional dependency.
+The protocols plugins satisfy, the registries and hooks that find them, ``index.json`` and the
+chunk layout, ``Location``, errors and configuration. It is torch-free, imports no optional
+dependency, and resolves no plugin (see docs/architecture.md).
 """

@@ -81,14 +81,20 @@ def _each(rank: int, inputs: Iterable[Item], report: Report, handle: Callable[[A
             progress.add(1, handle(current[1]))
             done += 1
     except ReportedFailure:
+        _ended(rank, progress, done)
         raise
     except Exception as error:
-        _fail(rank, *current, error, report)
+        # the hooks hear of it before the parent does: once told, the parent may stop this worker
         hooks.failed("optimize", error)
+        _ended(rank, progress, done)
+        _fail(rank, *current, error, report)
         raise ReportedFailure from error
-    finally:
-        progress.flush()
-        hooks.work_ended("optimize", rank, done)
+    _ended(rank, progress, done)
+
+
+def _ended(rank: int, progress: _Progress, done: int) -> None:
+    progress.flush()
+    hooks.work_ended("optimize", rank, done)
 
 
 @dataclass

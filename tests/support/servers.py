@@ -170,6 +170,19 @@ def running(
 
 
 # -- S3: moto ------------------------------------------------------------------------------------
+def start_hub(root: Path, log: Path) -> tuple[Process, str]:
+    """A started local Hugging Face Hub serving ``root/<org>/<name>/`` as dataset repos.
+
+    Returns:
+        The server (stop it when done) and its endpoint, the value for ``HF_ENDPOINT``.
+    """
+    port = free_port()
+    script = Path(__file__).with_name("hub_server.py")
+    server = Process([sys.executable, str(script), str(root), str(port)], port, log)
+    server.start()
+    return server, f"http://127.0.0.1:{port}"
+
+
 def _s3_options(endpoint: str) -> dict[str, Any]:
     # LitData's spelling: boto3's client arguments.
     return {

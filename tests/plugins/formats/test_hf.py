@@ -5,12 +5,11 @@
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from support.parquet_files import read_with_pyarrow, row, write_parquet
-from support.servers import Process, free_port
+from support.servers import start_hub
 
 import litdata as ld
 from litdata.core.errors import DatasetNotFoundError
@@ -23,12 +22,9 @@ def hub(tmp_path_factory):
     """The local Hub: its root folder (``<root>/<org>/<name>`` is a repo) and its log."""
     root = tmp_path_factory.mktemp("hub")
     log = tmp_path_factory.mktemp("hub-log") / "hub.log"
-    port = free_port()
-    script = Path(__file__).resolve().parents[2] / "support" / "hub_server.py"
-    server = Process([sys.executable, str(script), str(root), str(port)], port, log)
-    server.start()
+    server, endpoint = start_hub(root, log)
     try:
-        yield root, f"http://127.0.0.1:{port}", log
+        yield root, endpoint, log
     finally:
         server.stop()
 
