@@ -249,11 +249,6 @@ class ChunkWriter:
         return len(self._sizes)
 
     @property
-    def next_chunk_index(self) -> int:
-        """The number the next chunk file will have."""
-        return self._next_chunk
-
-    @property
     def closing_files(self) -> list[str]:
         """The files :meth:`close` writes: ``<rank>.index.json`` (and ``<rank>.keys.parquet``)."""
         names = [rank_index_filename(self.rank)]

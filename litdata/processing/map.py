@@ -11,24 +11,9 @@ from typing import Any
 from litdata.core.protocols import Executor
 from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
 from litdata.engine.resolve import resolve
-from litdata.processing.dealing import check_weights
+from litdata.processing.arguments import check_common, make_output_dir
 from litdata.processing.job import MapJob
-from litdata.processing.readers import with_reader
-from litdata.processing.run import (
-    check_fn,
-    check_nodes,
-    check_positive,
-    check_studio_options,
-    check_workers,
-    deal,
-    input_downloads,
-    make_output_dir,
-    plan_workers,
-    prepare_inputs,
-    report_done,
-    resolve_executor,
-    run_job,
-)
+from litdata.processing.running import deal, plan_workers, report_done, run_job
 
 __all__ = ["map"]
 
@@ -101,23 +86,26 @@ def map(  # LitData's public name
         ProcessingError: ``fn`` failed or returned a value; the message names the input.
         OutputLockedError: Another writer is writing there.
     """
-    check_fn(fn)
-    check_studio_options(machine, num_nodes)
-    items = prepare_inputs(inputs, batch_size, fast_dev_run)
-    if weights is not None and (reader is not None or batch_size):
-        raise ValueError(
-            "weights= weighs each input of a list: it cannot be combined with reader= or "
-            "batch_size=."
-        )
-    balance = check_weights(weights, len(items))
-    wants = MapJob.wanted_arguments(fn)
-    items, fn = with_reader(reader, items, fn, num_workers)
-    check_workers(num_workers, len(items))
-    runner = resolve_executor(executor, start_method, executor_options)
-    nodes = check_nodes(runner, num_nodes)
-    downloads = input_downloads(
-        input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
+    common = check_common(
+        fn,
+        inputs,
+        batch_size=batch_size,
+        fast_dev_run=fast_dev_run,
+        weights=weights,
+        reader=reader,
+        num_workers=num_workers,
+        num_nodes=num_nodes,
+        machine=machine,
+        executor=executor,
+        start_method=start_method,
+        executor_options=executor_options,
+        input_dir=input_dir,
+        storage_options=storage_options,
+        num_downloaders=num_downloaders,
+        num_uploaders=num_uploaders,
     )
+    wants = MapJob.wanted_arguments(fn)
+    items = common.items or []
     location = resolve(output_dir, storage_options=storage_options)
     local = location.local_path
     if local is not None:
@@ -130,18 +118,18 @@ def map(  # LitData's public name
     lock.acquire()
     start = time.monotonic()
     try:
-        workers = plan_workers(runner, num_workers, nodes, len(items))
+        workers = plan_workers(common.runner, num_workers, common.nodes, len(items))
         run_job(
-            runner,
+            common.runner,
             MapJob(
-                fn,
+                common.fn,
                 None if local is None else Path(local),
                 location if local is None else None,
-                downloads,
-                upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
+                common.downloads,
+                upload_threads=common.upload_threads,
                 arguments=wants,
             ),
-            deal(items, workers, keep_data_ordered, weights=balance),
+            deal(items, workers, keep_data_ordered, weights=common.weights),
             workers,
             total=len(items),
             description=f"map -> {location.url.rsplit('/', 1)[-1]}",

@@ -15,24 +15,10 @@ from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.engine.items.loaders import default_item_loader
 from litdata.engine.key_index import check_key_fn
 from litdata.engine.writer import check_chunk_options
-from litdata.processing.dealing import check_weights
+from litdata.processing.arguments import check_common, check_fn
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import check_append, prepare_output
-from litdata.processing.readers import with_reader
-from litdata.processing.run import (
-    check_fn,
-    check_nodes,
-    check_positive,
-    check_studio_options,
-    check_workers,
-    deal,
-    input_downloads,
-    plan_workers,
-    prepare_inputs,
-    report_done,
-    resolve_executor,
-    run_job,
-)
+from litdata.processing.running import deal, plan_workers, report_done, run_job
 
 __all__ = ["ALL_DONE", "optimize"]
 
@@ -179,20 +165,26 @@ def optimize(
         DatasetExistsError: ``output_dir`` holds a dataset and ``mode`` is ``None``.
         ProcessingError: ``fn`` failed; the message names the input and holds its traceback.
     """
-    check_fn(fn)
     _check_source(inputs, queue)
-    check_studio_options(machine, num_nodes)
-    items = None if queue is not None else prepare_inputs(inputs, batch_size, fast_dev_run)
-    if weights is not None and (reader is not None or items is None or batch_size):
-        raise ValueError(
-            "weights= weighs each input of a list: it cannot be combined with reader=, "
-            "queue= or batch_size=."
-        )
-    balance = check_weights(weights, len(items or ()))
-    if reader is not None:
-        if items is None:
-            raise ValueError("reader= regroups a list of inputs; it cannot read from a queue.")
-        items, fn = with_reader(reader, items, fn, num_workers)
+    common = check_common(
+        fn,
+        inputs,
+        from_queue=queue is not None,
+        batch_size=batch_size,
+        fast_dev_run=fast_dev_run,
+        weights=weights,
+        reader=reader,
+        num_workers=num_workers,
+        num_nodes=num_nodes,
+        machine=machine,
+        executor=executor,
+        start_method=start_method,
+        executor_options=executor_options,
+        input_dir=input_dir,
+        storage_options=storage_options,
+        num_downloaders=num_downloaders,
+        num_uploaders=num_uploaders,
+    )
     if align_chunking and chunk_size is None:
         raise ValueError("align_chunking=True needs chunk_size (it aligns whole chunks of items).")
     if use_checkpoint and inspect.isgeneratorfunction(fn):
@@ -202,10 +194,7 @@ def optimize(
         )
     _check_keys(key_fn, use_checkpoint, item_loader)
     ordered = _ordered(keep_data_ordered, use_checkpoint, align_chunking, queue)
-    count = None if items is None else len(items)
-    check_workers(num_workers, count)
-    runner = resolve_executor(executor, start_method, executor_options)
-    nodes = check_nodes(runner, num_nodes)
+    items, count, runner = common.items, common.count, common.runner
     target_bytes = check_chunk_options(chunk_size, chunk_bytes, compression)
     writer_options = {
         "chunk_size": chunk_size,
@@ -214,21 +203,17 @@ def optimize(
         "encryption": encryption,
         "key_fn": key_fn,
     }
-
-    downloads = input_downloads(
-        input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
-    )
     output = prepare_output(output_dir, mode, use_checkpoint, storage_options=storage_options)
     start = time.monotonic()
     try:
         aligned = chunk_size if align_chunking else None
-        workers = plan_workers(runner, num_workers, nodes, count, aligned)
+        workers = plan_workers(runner, num_workers, common.nodes, count, aligned)
         if use_checkpoint and isinstance(runner, ClusterExecutor):
             workers = output.checkpoints.saved_workers() or workers  # whatever the cluster now
         source: WorkSource = (
             LiveQueue(queue, ALL_DONE)
             if items is None
-            else deal(items, workers, ordered, aligned, balance)
+            else deal(items, workers, ordered, aligned, common.weights)
         )
         check_append(
             output,
@@ -239,7 +224,7 @@ def optimize(
             key_fn=key_fn,
         )
         job = OptimizeJob(
-            fn,
+            common.fn,
             output.write_dir,
             writer_options,
             item_loader,
@@ -247,8 +232,8 @@ def optimize(
             output.existing.config if output.existing and output.existing.chunks else None,
             output.chunk_starts,
             upload_to=output.upload_to,
-            inputs=downloads,
-            upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
+            inputs=common.downloads,
+            upload_threads=common.upload_threads,
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
             checkpoints = output.checkpoints

@@ -250,7 +250,7 @@ def test_hook_litdata_default_item_loader(recorder, tmp_path):
 
 
 def test_hook_litdata_default_executor(recorder):
-    from litdata.processing.run import resolve_executor
+    from litdata.processing.arguments import resolve_executor
 
     assert resolve_executor(None, None).name == "local"
     recorder.DEFAULTS.append(True)

@@ -49,6 +49,15 @@ def test_weights_are_checked(tmp_path):
         ld.optimize(fns.record, [1, 2], str(tmp_path), chunk_size=2, weights=[1, 0])
 
 
+@pytest.mark.parametrize("other", ["batch_size", "reader"])
+@pytest.mark.parametrize("function", ["optimize", "map"])
+def test_weights_refuse_regrouped_inputs(tmp_path, function, other):
+    value = 2 if other == "batch_size" else fns.SquaringReader()
+    with pytest.raises(ValueError, match=f"cannot be combined with {other}=; drop one"):
+        getattr(ld, function)(fns.record, [1, 2], str(tmp_path), weights=[1, 1], **{other: value})
+    assert not (tmp_path / "index.json").exists()
+
+
 def test_a_reader_feeds_fn_and_skips_none(tmp_path):
     ld.optimize(
         fns.record,

@@ -185,7 +185,7 @@ def test_a_worker_stopped_before_it_took_over_its_signals_does_not_unwind_the_dr
     until the worker has its own handling, never unwind the copy of the driver's stack below it
     (whose cleanup would remove the driver's output)."""
     from litdata.plugins.executors.local import _signals_held, _take_over_signals
-    from litdata.processing.run import _terminate_as_exit
+    from litdata.processing.running import _terminate_as_exit
 
     with _terminate_as_exit(), _signals_held("fork"):
         pid = os.fork()

@@ -1,46 +1,143 @@
-"""What ``optimize`` and ``map`` share: checking arguments, dealing inputs, running a job."""
+"""The arguments ``optimize`` and ``map`` share, checked once: inputs, workers, executor."""
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
-import signal
-import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from litdata.core.protocols import ClusterExecutor, Executor
 from litdata.core.registry import hooks, registries
-from litdata.core.work import Job, SharedInputs, Slices, WorkSource
 from litdata.engine.plugins import resolve_plugin
 from litdata.engine.resolve import resolve
-from litdata.processing.dealing import contiguous_slices, numbered, shared, weighted
+from litdata.processing.dealing import check_weights
 from litdata.processing.inputs import InputDownloads
-from litdata.processing.progress import ProgressBar
+from litdata.processing.readers import with_reader
 
 __all__ = [
     "FAST_DEV_RUN_INPUTS",
+    "Common",
+    "check_common",
     "check_fn",
     "check_nodes",
+    "check_positive",
     "check_workers",
-    "deal",
     "default_num_workers",
     "input_downloads",
     "make_output_dir",
-    "plan_workers",
     "prepare_inputs",
-    "report_done",
     "resolve_executor",
-    "run_job",
 ]
-
-logger = logging.getLogger(__name__)
 
 #: How many inputs ``fast_dev_run=True`` processes.
 FAST_DEV_RUN_INPUTS = 10
+
+
+@dataclass(frozen=True)
+class Common:
+    """What the shared arguments of ``optimize`` and ``map`` resolve to.
+
+    Attributes:
+        fn: The function to call on each input (wrapped to read through ``reader=``, if given).
+        items: The inputs, batched and trimmed as asked; ``None`` for a queue.
+        weights: One weight per input, checked, or ``None``.
+        runner: The executor.
+        nodes: The machines asked for.
+        downloads: What fetches the files of a remote ``input_dir``, or ``None``.
+        upload_threads: Files each worker uploads at once.
+    """
+
+    fn: Callable[..., Any]
+    items: list[Any] | None
+    weights: list[float] | None
+    runner: Executor
+    nodes: int
+    downloads: InputDownloads | None
+    upload_threads: int
+
+    @property
+    def count(self) -> int | None:
+        """How many inputs there are (``None``: from a queue, not known ahead)."""
+        return None if self.items is None else len(self.items)
+
+
+def check_common(
+    fn: Callable[..., Any],
+    inputs: Any,
+    *,
+    from_queue: bool = False,
+    batch_size: int | None,
+    fast_dev_run: bool | int,
+    weights: Sequence[float] | None,
+    reader: Any,
+    num_workers: int | None,
+    num_nodes: int | None,
+    machine: Any,
+    executor: str | Executor | None,
+    start_method: str | None,
+    executor_options: Mapping[str, Any] | None,
+    input_dir: str | os.PathLike[str] | None,
+    storage_options: Mapping[str, Any] | None,
+    num_downloaders: int | None,
+    num_uploaders: int | None,
+) -> Common:
+    """Check the arguments ``optimize`` and ``map`` share, in the order a user reads them.
+
+    The keyword arguments are ``optimize``'s of the same names (its docstring says more).
+
+    Args:
+        fn: The user's function.
+        inputs: The inputs; ignored when ``from_queue``.
+        from_queue: The inputs come from a queue (``optimize(queue=...)``).
+        batch_size: Inputs per call of ``fn``.
+        fast_dev_run: Process only the first inputs.
+        weights: One cost per input, to balance the workers.
+        reader: A ``BaseReader`` that regroups the inputs.
+        num_workers: Workers per machine.
+        num_nodes: Machines.
+        machine: LitData's Studio machine type (refused).
+        executor: The executor's name or instance.
+        start_method: The local executor's start method.
+        executor_options: The executor's constructor arguments.
+        input_dir: A folder the inputs' files are in.
+        storage_options: Options for the storage backends.
+        num_downloaders: Files of one input downloaded at once.
+        num_uploaders: Files each worker uploads at once.
+
+    Raises:
+        ValueError: A bad or contradictory argument; the message says which.
+        FileNotFoundError: A local ``input_dir`` is not a folder.
+        UnknownPluginError: No executor has that name.
+    """
+    check_fn(fn)
+    check_studio_options(machine, num_nodes)
+    items = None if from_queue else prepare_inputs(inputs, batch_size, fast_dev_run)
+    if weights is not None and (reader is not None or items is None or batch_size):
+        other = "reader=" if reader is not None else "queue=" if items is None else "batch_size="
+        raise ValueError(
+            f"weights= weighs each input of a list: it cannot be combined with {other}; "
+            f"drop one of the two."
+        )
+    balance = check_weights(weights, len(items or ()))
+    if reader is not None:
+        if items is None:
+            raise ValueError("reader= regroups a list of inputs; it cannot read from a queue.")
+        items, fn = with_reader(reader, items, fn, num_workers)
+    check_workers(num_workers, None if items is None else len(items))
+    runner = resolve_executor(executor, start_method, executor_options)
+    return Common(
+        fn=fn,
+        items=items,
+        weights=balance,
+        runner=runner,
+        nodes=check_nodes(runner, num_nodes),
+        downloads=input_downloads(
+            input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
+        ),
+        upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
+    )
 
 
 def default_num_workers() -> int:
@@ -91,25 +188,6 @@ def check_nodes(runner: Executor, num_nodes: int | None) -> int:
             f"{', '.join(others) or 'no other'}); see docs/clusters.md."
         )
     return nodes
-
-
-def plan_workers(
-    runner: Executor,
-    num_workers: int | None,
-    num_nodes: int,
-    count: int | None,
-    chunk_size: int | None = None,
-) -> int:
-    """How many workers ``runner`` runs: processes here, or tasks on a cluster.
-
-    A cluster executor splits ``count`` inputs into tasks (each of whole chunks of
-    ``chunk_size`` inputs, when aligned); any other runs ``num_workers`` processes.
-    """
-    if not isinstance(runner, ClusterExecutor) or count is None:
-        return check_workers(num_workers, count)
-    units = count if chunk_size is None else max(1, count // chunk_size)
-    per_node = None if num_workers is None else max(1, num_workers)
-    return max(1, min(runner.tasks(count, per_node, num_nodes), units))
 
 
 def input_downloads(
@@ -234,70 +312,3 @@ def make_output_dir(output_dir: str | os.PathLike[str]) -> Path:
         raise ValueError(f"output_dir {directory} is a file; give a directory.")
     directory.mkdir(parents=True, exist_ok=True)
     return directory
-
-
-def deal(
-    items: list[Any],
-    workers: int,
-    ordered: bool,
-    align_chunk_size: int | None = None,
-    weights: Sequence[float] | None = None,
-) -> SharedInputs | Slices:
-    """Number the inputs and deal them: a contiguous slice each if ``ordered``, else one queue.
-
-    With ``weights``, by weight instead (see :func:`~litdata.processing.dealing.weighted`).
-    """
-    pairs = numbered(items)
-    if weights is not None:
-        return weighted(pairs, weights, workers, ordered)
-    return contiguous_slices(pairs, workers, align_chunk_size) if ordered else shared(pairs)
-
-
-def run_job(
-    runner: Executor,
-    job: Job,
-    source: WorkSource,
-    workers: int,
-    *,
-    total: int | None,
-    description: str,
-    verbose: bool,
-) -> list[dict[str, Any]]:
-    """Run ``job`` with a progress bar (shown if ``verbose``); return the workers' summaries.
-
-    Raises:
-        PluginValidationError: The executor did not return one summary dict per worker.
-    """
-    with _terminate_as_exit(), ProgressBar(total, description, verbose) as bar:
-        summaries = runner.run(job, source, workers, bar)
-    return summaries
-
-
-@contextlib.contextmanager
-def _terminate_as_exit() -> Iterator[None]:
-    """While workers run, ``SIGTERM`` unwinds the driver like ``Ctrl-C`` does.
-
-    The workers are then stopped, the partial output is removed and the lock released, and
-    the process exits with status 143, instead of dying with its workers left behind.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def terminate(signum: int, frame: Any) -> None:
-        logger.warning("terminated (SIGTERM): stopping the workers and cleaning up")
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def report_done(message: str, start: float, verbose: bool) -> None:
-    """Log ``message`` with the seconds since ``start``; print it too if ``verbose``."""
-    message = f"{message} in {time.monotonic() - start:.1f} s."
-    logger.info(message)
-    if verbose:
-        print(message)  # the closing line of the progress display
