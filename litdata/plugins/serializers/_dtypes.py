@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NUMPY_DTYPES",
     "TORCH_DTYPE_NAMES",
+    "NoHeader",
     "dtype_of_format",
     "numpy_dtype",
     "numpy_dtype_index",
@@ -137,3 +138,33 @@ def dtype_of_format(data_format: str) -> Any:
     if base == "no_header_tensor":
         return torch_dtype(int(number))
     return numpy_dtype(int(number))
+
+
+class NoHeader:
+    """What the no-header serializers share: the dtype their ``data_format`` names.
+
+    A subclass stores 1-D data only and records the dtype in the format's name
+    (``no_header_numpy:9``, ``no_header_tensor:18``); ``setup`` learns it back.
+    """
+
+    def __init__(self) -> None:
+        self._dtype: Any = None
+
+    def setup(self, data_format: str) -> None:
+        """Learn the dtype from ``<name>:<dtype number>``."""
+        self._dtype = dtype_of_format(data_format)
+
+    def element_size(self) -> int:
+        """Bytes per element of the dtype ``setup`` learnt."""
+        return int(self.dtype.itemsize)
+
+    @property
+    def dtype(self) -> Any:
+        """The dtype ``setup`` learnt.
+
+        Raises:
+            RuntimeError: ``setup`` was not called.
+        """
+        if self._dtype is None:
+            raise RuntimeError("setup() must be called with the data_format first")
+        return self._dtype

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from litdata.plugins.serializers._dtypes import dtype_of_format, numpy_dtype, numpy_dtype_index
+from litdata.plugins.serializers._dtypes import NoHeader, numpy_dtype, numpy_dtype_index
 
 __all__ = ["NoHeaderNumpySerializer", "NumpySerializer"]
 
@@ -64,15 +64,12 @@ class NumpySerializer:
         """Nothing to prepare: the header says everything."""
 
 
-class NoHeaderNumpySerializer:
+class NoHeaderNumpySerializer(NoHeader):
     """1-D arrays, data only; the dtype is in the format name (``no_header_numpy:9``)."""
 
     name: ClassVar[str] = "no_header_numpy"
     types: ClassVar[tuple[str, ...]] = ("numpy.ndarray",)
     priority: ClassVar[int] = 130
-
-    def __init__(self) -> None:
-        self._dtype: np.dtype[Any] | None = None
 
     def can_serialize(self, item: Any) -> bool:
         """Claims 1-D numeric arrays."""
@@ -91,19 +88,7 @@ class NoHeaderNumpySerializer:
             raise TypeError(f"numpy dtype {item.dtype} has no LitData number; it is not stored")
         return _little_bytes(item), f"no_header_numpy:{index}"
 
-    def setup(self, data_format: str) -> None:
-        """Learn the dtype from ``no_header_numpy:<dtype number>``."""
-        self._dtype = dtype_of_format(data_format)
-
-    def element_size(self) -> int:
-        """Bytes per element of the dtype ``setup`` learnt."""
-        if self._dtype is None:
-            raise RuntimeError("setup() must be called with the data_format first")
-        return int(self._dtype.itemsize)
-
     def deserialize(self, data: bytes | memoryview) -> np.ndarray[Any, Any]:
         """A writable 1-D array."""
-        if self._dtype is None:
-            raise RuntimeError("setup() must be called with the data_format before deserialize")
-        copied: np.ndarray[Any, Any] = np.frombuffer(data, dtype=self._dtype).copy()
+        copied: np.ndarray[Any, Any] = np.frombuffer(data, dtype=self.dtype).copy()
         return copied

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from litdata.engine.items.wrappers import Tensor
-from litdata.plugins.serializers._dtypes import dtype_of_format, torch_dtype, torch_dtype_index
+from litdata.plugins.serializers._dtypes import NoHeader, torch_dtype, torch_dtype_index
 
 if TYPE_CHECKING:
     import torch
@@ -119,7 +119,7 @@ class TensorSerializer:
         """Nothing to prepare: the header says everything."""
 
 
-class NoHeaderTensorSerializer:
+class NoHeaderTensorSerializer(NoHeader):
     """1-D tensors, data only; the dtype is in the format name (``no_header_tensor:18``)."""
 
     name: ClassVar[str] = "no_header_tensor"
@@ -128,9 +128,6 @@ class NoHeaderTensorSerializer:
         "litdata.engine.items.wrappers.Tensor",
     )
     priority: ClassVar[int] = 120
-
-    def __init__(self) -> None:
-        self._dtype: torch.dtype | None = None
 
     def can_serialize(self, item: Any) -> bool:
         """Claims 1-D tensors whose dtype has a number."""
@@ -147,18 +144,6 @@ class NoHeaderTensorSerializer:
             raise TypeError(f"expected a 1-D torch.Tensor, got {type(item).__qualname__}")
         return _raw(item), f"no_header_tensor:{_index_of(item)}"
 
-    def setup(self, data_format: str) -> None:
-        """Learn the dtype from ``no_header_tensor:<dtype number>``."""
-        self._dtype = dtype_of_format(data_format)
-
-    def element_size(self) -> int:
-        """Bytes per element of the dtype ``setup`` learnt."""
-        if self._dtype is None:
-            raise RuntimeError("setup() must be called with the data_format first")
-        return int(self._dtype.itemsize)
-
     def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
         """A 1-D tensor that owns its memory."""
-        if self._dtype is None:
-            raise RuntimeError("setup() must be called with the data_format before deserialize")
-        return _from_raw(data, self._dtype)
+        return _from_raw(data, self.dtype)

@@ -310,3 +310,16 @@ def test_image_wrappers_convert_to_their_mode_before_storing():
     payload, name = ImageSerializer().serialize(Image(bytes=_encoded("JPEG", 9), mode="L"))
     assert name == "image:jpg"  # the source's format is kept when only the mode changes
     assert PILImage.open(io.BytesIO(payload)).mode == "L"
+
+
+@pytest.mark.parametrize("serializer", [NoHeaderNumpySerializer, NoHeaderTensorSerializer])
+def test_no_header_serializers_learn_their_dtype_from_the_format(serializer):
+    fresh = serializer()
+    with pytest.raises(RuntimeError, match=r"setup\(\) must be called"):
+        fresh.deserialize(b"\0" * 8)
+    data, data_format = serializer().serialize(
+        np.arange(3, dtype=np.int16) if serializer is NoHeaderNumpySerializer else torch.arange(3)
+    )
+    fresh.setup(data_format)
+    assert fresh.element_size() == (2 if serializer is NoHeaderNumpySerializer else 8)
+    assert list(fresh.deserialize(data)) == [0, 1, 2]
