@@ -16,12 +16,13 @@ may not recur.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import logging
 import queue
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from litdata.core.errors import ProcessingError
 from litdata.core.work import (
@@ -36,7 +37,7 @@ from litdata.core.work import (
 )
 from litdata.plugins.executors._attempt import Message, Outcome
 
-__all__ = ["Engine", "drive", "task_count", "wait_for_nodes"]
+__all__ = ["ClusterRunner", "Engine", "drive", "task_count", "wait_for_nodes"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,10 @@ class Engine(Protocol):
 
     def stop(self) -> None:
         """Tell running attempts to stop, and cancel the tasks not started."""
+        ...
+
+    def close(self) -> None:
+        """Release what the run holds on the cluster (its channel, the job)."""
         ...
 
 
@@ -249,3 +254,66 @@ def wait_for_nodes(count: Callable[[], int], wanted: int, seconds: float, cluste
                 f"(executor_options={{'wait_seconds': ...}})."
             )
         time.sleep(_POLL_SECONDS)
+
+
+class ClusterRunner(abc.ABC):
+    """What the ``dask`` and ``ray`` executors share: sizing the tasks, driving a run.
+
+    A subclass says how to reach its cluster (:meth:`_session`), how many machines and worker
+    slots it has, and makes the engine of a run.
+
+    Attributes:
+        cluster: How errors name the cluster (``"Dask cluster"``).
+        tasks_per_slot: Tasks per worker slot (see :func:`task_count`).
+        wait_seconds: How long to wait for ``num_nodes`` machines.
+        retries: Reruns of a task whose ``fn`` raised, before the run fails.
+    """
+
+    cluster: ClassVar[str]
+    tasks_per_slot: int
+    wait_seconds: float
+    retries: int
+
+    @abc.abstractmethod
+    def _session(self) -> contextlib.AbstractContextManager[Any]:
+        """The connection to the cluster, for one call."""
+
+    @abc.abstractmethod
+    def _machines(self, session: Any) -> int:
+        """The machines the cluster has now."""
+
+    @abc.abstractmethod
+    def _slots(self, session: Any) -> int:
+        """The worker slots (threads, CPUs) the cluster has now."""
+
+    @abc.abstractmethod
+    def _engine(self, session: Any, job: Any) -> Engine:
+        """The engine of one run of ``job``."""
+
+    def tasks(self, inputs: int, num_workers: int | None, num_nodes: int) -> int:
+        """Wait for ``num_nodes`` machines; then ``tasks_per_slot`` tasks per worker slot.
+
+        Raises:
+            ValueError: The cluster did not reach ``num_nodes`` machines in time.
+        """
+        with self._session() as session:
+            wait_for_nodes(
+                lambda: self._machines(session), num_nodes, self.wait_seconds, self.cluster
+            )
+            slots = self._slots(session)
+        return task_count(inputs, num_workers, num_nodes, slots, self.tasks_per_slot)
+
+    def run(
+        self, job: Any, source: WorkSource, num_workers: int, on_event: Report
+    ) -> list[dict[str, Any]]:
+        """Run the job's tasks on the cluster; see ``litdata.core.protocols.Executor``.
+
+        Raises:
+            ProcessingError: A task failed, or could not run; the running ones have ended.
+        """
+        with self._session() as session:
+            engine = self._engine(session, job)
+            try:
+                return drive(engine, source, num_workers, on_event, self.retries)
+            finally:
+                engine.close()

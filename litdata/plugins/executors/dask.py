@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.core.work import Item, Job, Report, WorkSource
+from litdata.core.work import Item, Job
 from litdata.plugins.executors._attempt import Message, Outcome, run_task
-from litdata.plugins.executors._cluster import drive, task_count, wait_for_nodes
+from litdata.plugins.executors._cluster import ClusterRunner
 
 distributed = require("distributed", extra="dask", purpose="The dask executor")
 
@@ -105,7 +105,7 @@ class _Engine:
         self.stop_event.clear()
 
 
-class DaskExecutor:
+class DaskExecutor(ClusterRunner):
     """Runs ``optimize``/``map`` on a Dask cluster (``dask.distributed``).
 
     Args:
@@ -126,6 +126,7 @@ class DaskExecutor:
     """
 
     name: ClassVar[str] = "dask"
+    cluster: ClassVar[str] = "Dask cluster"
 
     def __init__(
         self,
@@ -148,7 +149,7 @@ class DaskExecutor:
         return {**self.__dict__, "_client": None}
 
     @contextlib.contextmanager
-    def _connected(self) -> Iterator[Any]:
+    def _session(self) -> Iterator[Any]:
         """The client: the one given, one to ``address`` (closed after), or the default."""
         if self._client is not None:
             yield self._client
@@ -164,35 +165,14 @@ class DaskExecutor:
             except ValueError:  # none yet: Dask's default, kept as a script's Client() is
                 yield distributed.Client()
 
-    def tasks(self, inputs: int, num_workers: int | None, num_nodes: int) -> int:
-        """Wait for ``num_nodes`` machines; then 4 tasks per worker thread (see the class).
+    def _workers(self, client: Any) -> list[dict[str, Any]]:
+        return list(client.scheduler_info(n_workers=-1)["workers"].values())
 
-        Raises:
-            ValueError: The cluster did not reach ``num_nodes`` machines in time.
-        """
-        with self._connected() as client:
+    def _machines(self, session: Any) -> int:
+        return len({worker["host"] for worker in self._workers(session)})
 
-            def workers() -> list[dict[str, Any]]:
-                return list(client.scheduler_info(n_workers=-1)["workers"].values())
+    def _slots(self, session: Any) -> int:
+        return sum(int(worker["nthreads"]) for worker in self._workers(session))
 
-            def hosts() -> int:
-                return len({worker["host"] for worker in workers()})
-
-            wait_for_nodes(hosts, num_nodes, self.wait_seconds, "Dask cluster")
-            slots = sum(int(worker["nthreads"]) for worker in workers())
-        return task_count(inputs, num_workers, num_nodes, slots, self.tasks_per_slot)
-
-    def run(
-        self, job: Job, source: WorkSource, num_workers: int, on_event: Report
-    ) -> list[dict[str, Any]]:
-        """Run the job's tasks on the cluster; see ``litdata.core.protocols.Executor``.
-
-        Raises:
-            ProcessingError: A task failed, or could not run; the running ones have ended.
-        """
-        with self._connected() as client:
-            engine = _Engine(client, job)
-            try:
-                return drive(engine, source, num_workers, on_event, self.retries)
-            finally:
-                engine.close()
+    def _engine(self, session: Any, job: Job) -> _Engine:
+        return _Engine(session, job)

@@ -9,14 +9,16 @@ talk to the driver through a small actor, the run's inbox: progress in, the stop
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.core.work import Item, Job, Report, WorkSource
+from litdata.core.work import Item, Job
 from litdata.plugins.executors._attempt import Message, Outcome, run_task
-from litdata.plugins.executors._cluster import drive, task_count, wait_for_nodes
+from litdata.plugins.executors._cluster import ClusterRunner
 
 ray = require("ray", extra="ray", purpose="The ray executor")
 
@@ -95,7 +97,7 @@ class _Engine:
         ray.kill(self.inbox)
 
 
-class RayExecutor:
+class RayExecutor(ClusterRunner):
     """Runs ``optimize``/``map`` on a Ray cluster.
 
     Args:
@@ -113,6 +115,7 @@ class RayExecutor:
     """
 
     name: ClassVar[str] = "ray"
+    cluster: ClassVar[str] = "Ray cluster"
 
     def __init__(
         self,
@@ -131,36 +134,18 @@ class RayExecutor:
         self.retries = retries
         self.max_retries = max_retries
 
-    def _connect(self) -> None:
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[None]:
+        """Connected to the cluster (the connection is kept for later runs)."""
         if not ray.is_initialized():
             ray.init(address=self.address, **self.init_options)
+        yield
 
-    def tasks(self, inputs: int, num_workers: int | None, num_nodes: int) -> int:
-        """Wait for ``num_nodes`` machines; then 4 tasks per CPU (see the class).
+    def _machines(self, session: Any) -> int:
+        return sum(1 for node in ray.nodes() if node["Alive"])
 
-        Raises:
-            ValueError: The cluster did not reach ``num_nodes`` machines in time.
-        """
-        self._connect()
+    def _slots(self, session: Any) -> int:
+        return int(ray.cluster_resources().get("CPU", 1))
 
-        def nodes() -> int:
-            return sum(1 for node in ray.nodes() if node["Alive"])
-
-        wait_for_nodes(nodes, num_nodes, self.wait_seconds, "Ray cluster")
-        slots = int(ray.cluster_resources().get("CPU", 1))
-        return task_count(inputs, num_workers, num_nodes, slots, self.tasks_per_slot)
-
-    def run(
-        self, job: Job, source: WorkSource, num_workers: int, on_event: Report
-    ) -> list[dict[str, Any]]:
-        """Run the job's tasks on the cluster; see ``litdata.core.protocols.Executor``.
-
-        Raises:
-            ProcessingError: A task failed, or could not run; the running ones have ended.
-        """
-        self._connect()
-        engine = _Engine(job, self.max_retries)
-        try:
-            return drive(engine, source, num_workers, on_event, self.retries)
-        finally:
-            engine.close()
+    def _engine(self, session: Any, job: Job) -> _Engine:
+        return _Engine(job, self.max_retries)
