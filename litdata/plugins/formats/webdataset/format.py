@@ -13,7 +13,6 @@ would cost every other dataset a request. Ingest those with ``iter_webdataset_ta
 
 from __future__ import annotations
 
-import mmap
 import os
 import tarfile
 from typing import Any, ClassVar
@@ -23,7 +22,8 @@ from litdata.core.formats import ItemDecoder, ReadOptions
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetConfig, DatasetIndex
 from litdata.core.location import Location
 from litdata.core.registry.hookspecs import hookimpl
-from litdata.plugins.formats.webdataset.tars import split_member
+from litdata.engine.mapped_file import MappedFile
+from litdata.plugins.formats.webdataset.tars import samples_in
 
 __all__ = ["TarShard", "WebDatasetFormat", "litdata_detect_format"]
 
@@ -57,17 +57,12 @@ def scan(path: str) -> list[tuple[str, list[Member]]]:
     Raises:
         ChunkCorruptError: It is not a readable tar, or is truncated.
     """
-    samples: list[tuple[str, list[Member]]] = []
     try:
         with tarfile.open(path, "r:") as archive:
-            for member in archive:
-                parts = split_member(member.name) if member.isfile() else None
-                if parts is None:
-                    continue
-                key, suffix = parts
-                if not samples or samples[-1][0] != key:
-                    samples.append((key, []))
-                samples[-1][1].append((suffix, member.offset_data, member.size))
+            samples = [
+                (key, [(suffix, member.offset_data, member.size) for suffix, member in members])
+                for key, members in samples_in(archive)
+            ]
     except tarfile.TarError as error:
         raise ChunkCorruptError(
             f"WebDataset shard {path} is not a readable tar ({error}); it is truncated or "
@@ -82,7 +77,7 @@ def scan(path: str) -> list[tuple[str, list[Member]]]:
     return samples
 
 
-class TarShard:
+class TarShard(MappedFile):
     """One tar shard, memory-mapped, with its samples' member offsets.
 
     Args:
@@ -91,40 +86,30 @@ class TarShard:
 
     Raises:
         ChunkCorruptError: The tar changed since it was indexed, or is unreadable.
+        ChunkMissingError: It is gone.
     """
 
+    __slots__ = ("samples",)
+    kind: ClassVar[str] = "WebDataset shard"
+
     def __init__(self, path: str, entry: ChunkEntry) -> None:
-        self.path = path
+        if not os.path.exists(path):
+            raise self.missing(path)
         self.samples = scan(path)
         if len(self.samples) != entry.chunk_size:
             raise ChunkCorruptError(
                 f"WebDataset shard {path} holds {len(self.samples)} samples, but it had "
                 f"{entry.chunk_size} when the folder was indexed; it changed while being read."
             )
-        with open(path, "rb") as handle:
-            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        super().__init__(path)
 
     def sample(self, position: int) -> dict[str, Any]:
         """Sample ``position``: ``{"__key__", "__url__", suffix: bytes...}``."""
         key, members = self.samples[position]
-        sample: dict[str, Any] = {"__key__": key, "__url__": self.path}
+        sample: dict[str, Any] = {"__key__": key, "__url__": str(self.path)}
         for suffix, start, length in members:
-            sample[suffix] = self._map[start : start + length]
+            sample[suffix] = self.view[start : start + length].tobytes()
         return sample
-
-    def prefetch(self) -> None:
-        """Ask the kernel to read the shard ahead."""
-        if hasattr(mmap, "MADV_WILLNEED"):
-            self._map.madvise(mmap.MADV_WILLNEED)
-
-    def release(self) -> None:
-        """Drop this process's pages of the shard (they stay in the page cache)."""
-        if hasattr(mmap, "MADV_DONTNEED"):
-            self._map.madvise(mmap.MADV_DONTNEED)
-
-    def close(self) -> None:
-        """Unmap the shard (members already returned are copies)."""
-        self._map.close()
 
 
 class TarDecoder:

@@ -7,12 +7,13 @@ of its file name, the suffix everything after it.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tarfile
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["iter_webdataset_tar", "split_member"]
+__all__ = ["iter_webdataset_tar", "samples_in", "split_member"]
 
 
 def split_member(name: str) -> tuple[str, str] | None:
@@ -22,6 +23,23 @@ def split_member(name: str) -> tuple[str, str] | None:
     if not dot or not stem or not suffix:
         return None
     return (f"{folder}/{stem}" if folder else stem), suffix
+
+
+def samples_in(
+    archive: tarfile.TarFile,
+) -> Iterator[tuple[str, Iterator[tuple[str, tarfile.TarInfo]]]]:
+    """The samples of an open tar, in order: each key with its ``(suffix, member)`` pairs.
+
+    Directories and names without a suffix are skipped. The members come lazily, in tar
+    order, so a caller may read each one's data as it comes (a compressed tar never seeks back).
+    """
+    named = (
+        (parts, member)
+        for member in archive
+        if member.isfile() and (parts := split_member(member.name)) is not None
+    )
+    for key, group in itertools.groupby(named, key=lambda pair: pair[0][0]):
+        yield key, ((parts[1], member) for parts, member in group)
 
 
 def iter_webdataset_tar(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -35,26 +53,15 @@ def iter_webdataset_tar(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]
         ValueError: It is not a readable tar (or is truncated); the message names it.
     """
     url = os.fspath(path)
-    sample: dict[str, Any] = {}
     try:
         with tarfile.open(url, "r:*") as archive:
-            for member in archive:
-                if not member.isfile():
-                    continue
-                parts = split_member(member.name)
-                if parts is None:
-                    continue
-                key, suffix = parts
-                if sample and sample["__key__"] != key:
-                    yield sample
-                    sample = {}
-                if not sample:
-                    sample = {"__key__": key, "__url__": url}
-                handle = archive.extractfile(member)
-                sample[suffix] = handle.read() if handle is not None else b""
+            for key, members in samples_in(archive):
+                sample: dict[str, Any] = {"__key__": key, "__url__": url}
+                for suffix, member in members:
+                    handle = archive.extractfile(member)
+                    sample[suffix] = handle.read() if handle is not None else b""
+                yield sample
     except tarfile.TarError as error:
         raise ValueError(
             f"{url} is not a readable WebDataset tar ({error}); it is truncated or corrupt."
         ) from None
-    if sample:
-        yield sample
