@@ -25,7 +25,19 @@ from litdata.engine.opening import Dataset, open_dataset
 from litdata.engine.ranged import RangedItems
 from litdata.engine.resolve import resolve
 
-__all__ = ["DatasetReader"]
+__all__ = ["DatasetReader", "position_of"]
+
+
+def position_of(index: int, count: int) -> int:
+    """The position ``index`` names among ``count`` items (a negative one counts from the end).
+
+    Raises:
+        IndexError: It is out of range.
+    """
+    position = index + count if index < 0 else index
+    if not 0 <= position < count:
+        raise IndexError(f"Index {index} is out of range for {count} items.")
+    return position
 
 
 class DatasetReader:
@@ -254,10 +266,7 @@ class DatasetReader:
         return self._starts[chunk_index]
 
     def __getitem__(self, index: int) -> Any:
-        if index < 0:
-            index += self._length
-        if not 0 <= index < self._length:
-            raise IndexError(f"Index {index} is out of range for {self._length} items.")
+        index = position_of(index, self._length)
         chunk = bisect_right(self._ends, index)
         return self.read(chunk, index - self._starts[chunk])
 

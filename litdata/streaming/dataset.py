@@ -16,7 +16,7 @@ from litdata.core.formats import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.registry import hooks
 from litdata.engine.opening import open_dataset
-from litdata.engine.reader import DatasetReader
+from litdata.engine.reader import DatasetReader, position_of
 from litdata.engine.resolve import resolve
 from litdata.streaming.batching import LoaderProgress, deliver, in_worker
 from litdata.streaming.distributed import logical_worker, rank_and_world
@@ -289,11 +289,8 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             return self._transformed(self._reader.read(index.chunk_index, position))
         if not isinstance(index, int):
             raise TypeError(f"Indices are ints, slices or str keys, not {type(index).__name__}")
-        if index < 0:
-            index += count
-        if not 0 <= index < count:
-            raise IndexError(f"Index {index} is out of range for {count} items.")
-        return self._transformed(self._reader.read(*self._regions.locate(index)))
+        position = position_of(index, count)
+        return self._transformed(self._reader.read(*self._regions.locate(position)))
 
     def get_by_key(self, key: int | str) -> Any:
         """The sample whose key (from ``optimize(..., key_fn=...)``) is ``key``.

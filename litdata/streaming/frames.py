@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from litdata.engine.reader import DatasetReader
+from litdata.engine.reader import DatasetReader, position_of
 from litdata.streaming.regions import RegionIndex
 
 __all__ = ["FrameWindows"]
@@ -46,10 +46,7 @@ class FrameWindows:
             KeyError: A field is not in the records.
             IndexError: ``index`` or the window is out of range.
         """
-        count = len(self._regions)
-        if not -count <= index < count:
-            raise IndexError(f"Index {index} is out of range for {count} items.")
-        chunk, position = self._regions.locate(index % count)
+        chunk, position = self._regions.locate(position_of(index, len(self._regions)))
         return self._reader.read_window(chunk, position, start, frames, fields)
 
     @property
