@@ -9,7 +9,7 @@ import json
 import sys
 
 import litdata as ld
-from litdata.observe import enable_tracer
+from litdata.debugger import enable_tracer
 
 
 def main(data, log, workers):

@@ -7,12 +7,15 @@ peer runs without our ``PYTHONPATH`` and in a scratch folder, never the reposito
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from support.cli_process import cli_env
 
 #: The peers' python, or ``None`` (the peer tests then skip).
 PEER = os.environ.get("LITDATA_PEER_PYTHON")
@@ -32,6 +35,24 @@ def run_peer(
         [str(PEER), *map(str, argv)],
         env={**environment, **(env or {})},
         cwd=Path(cwd),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+
+
+def last_json(output: str) -> object:
+    """The JSON a script printed on its last line."""
+    return json.loads(output.splitlines()[-1])
+
+
+def run_ours(*argv: object, cwd: str | os.PathLike[str]) -> str:
+    """Run ``<this python> *argv`` in ``cwd`` with this checkout's litdata; its output."""
+    return subprocess.run(
+        [sys.executable, *map(str, argv)],
+        cwd=cwd,
+        env=cli_env(),
         capture_output=True,
         text=True,
         check=True,

@@ -6,11 +6,8 @@ Runs when ``LITDATA_PEER_PYTHON`` points at the peers' python (``bench/peers.py`
 import json
 import os
 import shutil
-import subprocess
-import sys
 
-from peer import MARKS, run_peer
-from support.cli_process import cli_env
+from peer import MARKS, last_json, run_ours, run_peer
 
 import litdata as ld
 
@@ -42,20 +39,11 @@ print(json.dumps([[d, sorted(s), sorted(f)] for d, s, f in ld.walk(sys.argv[1])]
 
 
 def _ours(code, *argv, cwd):
-    out = subprocess.run(
-        [sys.executable, "-c", code, *map(str, argv)],
-        cwd=cwd,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
-    return json.loads(out.splitlines()[-1])
+    return last_json(run_ours("-c", code, *argv, cwd=cwd))
 
 
 def _theirs(code, *argv, cwd):
-    return json.loads(run_peer("-c", code, *argv, cwd=cwd).splitlines()[-1])
+    return last_json(run_peer("-c", code, *argv, cwd=cwd))
 
 
 def test_both_complete_litdatas_unmerged_dataset_alike_and_read_each_others_index(tmp_path):

@@ -12,14 +12,10 @@ skips or repeats samples when a worker's share ends in a partial batch. The scen
 avoid those two cases, and one test checks the first: the same batches, in another order.
 """
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from peer import MARKS, run_peer
-from support.cli_process import cli_env
+from peer import MARKS, last_json, run_ours, run_peer
 
 import litdata as ld
 
@@ -29,21 +25,12 @@ HERE = Path(__file__).parent
 
 def _theirs(script, *argv, cwd):
     """The JSON ``script ARGV`` prints under LitData."""
-    return json.loads(run_peer(HERE / script, *argv, cwd=cwd).splitlines()[-1])
+    return last_json(run_peer(HERE / script, *argv, cwd=cwd))
 
 
 def _ours(script, *argv, cwd):
     """The JSON ``script ARGV`` prints under litdata (this checkout), in its own process."""
-    out = subprocess.run(
-        [sys.executable, str(HERE / script), *map(str, argv)],
-        cwd=cwd,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    ).stdout
-    return json.loads(out.splitlines()[-1])
+    return last_json(run_ours(HERE / script, *argv, cwd=cwd))
 
 
 def _both(script, *argv, cwd):

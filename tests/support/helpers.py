@@ -36,9 +36,8 @@ def content_snapshot(directory: Path) -> dict[str, str]:
     }
 
 
-def session_processes(session: int) -> list[int]:
-    """The running processes (zombies excluded) of session ``session``, from ``/proc``."""
-    found = []
+def _process_stats() -> Iterator[tuple[int, list[str]]]:
+    """``(pid, fields of /proc/<pid>/stat after the name)`` of every process, from ``/proc``."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -46,24 +45,19 @@ def session_processes(session: int) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:  # it ended as we looked
             continue
-        if fields[0] != "Z" and int(fields[3]) == session:
-            found.append(int(entry.name))
-    return found
+        yield int(entry.name), fields
+
+
+def session_processes(session: int) -> list[int]:
+    """The running processes (zombies excluded) of session ``session``, from ``/proc``."""
+    return [
+        pid for pid, fields in _process_stats() if fields[0] != "Z" and int(fields[3]) == session
+    ]
 
 
 def children(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (zombies included), from ``/proc``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # it ended as we looked
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
+    return [child for child, fields in _process_stats() if int(fields[1]) == pid]
 
 
 def alive(pid: int) -> bool:
