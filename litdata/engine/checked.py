@@ -10,6 +10,7 @@ plugin's own, so optional abilities (``isinstance(wrapper, ClusterExecutor)``) s
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -113,11 +114,37 @@ class CheckedCompressor(Checked):
         return bytes(self._bytes(self.plugin.compress(data), "compress"))
 
     def decompress(self, data: bytes | memoryview, max_size: int) -> bytes | bytearray:
-        """The plugin's decompression of ``data`` (at most ``max_size`` bytes)."""
-        result: bytes | bytearray = self._bytes(
-            self.plugin.decompress(data, max_size), "decompress"
-        )
+        """The plugin's decompression of ``data`` (at most ``max_size`` bytes).
+
+        Raises:
+            PluginValidationError: The plugin's ``decompress`` takes no ``max_size`` (written
+                for an earlier litdata), or returned something other than bytes.
+        """
+        try:
+            inflated = self.plugin.decompress(data, max_size)
+        except TypeError as error:
+            if _takes_two(self.plugin.decompress):
+                raise
+            raise PluginValidationError(
+                f"The compressor {describe_plugin(self.kind, self.plugin)} has "
+                f"decompress(data), but litdata calls decompress(data, max_size): a stored "
+                f"frame comes from someone else's files, and inflating it past max_size bytes "
+                f"must raise instead of allocating. Update the plugin (litdata.testing."
+                f"CompressorContract checks it)."
+            ) from error
+        result: bytes | bytearray = self._bytes(inflated, "decompress")
         return result
+
+
+def _takes_two(method: Any) -> bool:
+    """Whether ``method`` accepts two positional arguments."""
+    try:
+        inspect.signature(method).bind(b"", 0)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): assume it does
+        return True
+    return True
 
 
 class CheckedEncryptor(Checked):

@@ -27,7 +27,7 @@ from array import array
 from collections.abc import Callable
 
 from litdata.core.chunks.layout import header_size, pack_chunk, read_offsets
-from litdata.core.errors import ChunkCorruptError
+from litdata.core.errors import ChunkCorruptError, PluginValidationError
 from litdata.core.index import ChunkEntry
 
 __all__ = ["FRAMED_FLOOR", "FRAMED_MAGIC", "FRAMED_RATIO", "framed_limit", "unframe"]
@@ -67,6 +67,8 @@ def _inflate(
     """``decompress(data, max_size)``; a failure, or output past the bound, names the chunk."""
     try:
         plain = decompress(data, max_size)
+    except PluginValidationError:  # the plugin's fault, not the file's
+        raise
     except Exception as error:
         raise ChunkCorruptError(
             f"Chunk {name} failed to decompress (at most {max_size:,} plain bytes: {why}): "
@@ -162,7 +164,7 @@ def unframe(
             return _batch(data, decompress, name)
         if level == "sample":
             return _sample(data, entry, decompress, name)
-    except ChunkCorruptError:
+    except (ChunkCorruptError, PluginValidationError):  # the file's fault, or the plugin's
         raise
     except Exception as error:
         raise ChunkCorruptError(f"Chunk {name} failed to decompress: {error}") from error

@@ -2,6 +2,7 @@ import pytest
 from support.helpers import chunk_files
 
 import litdata as ld
+from litdata.core.errors import PluginValidationError
 from litdata.plugins import resolve
 from litdata.plugins.compression.lz4 import LZ4Compressor
 from litdata.plugins.compression.zstd import ZstdCompressor
@@ -31,3 +32,27 @@ def test_chunk_names_carry_the_spec_verbatim_as_litdata(tmp_path):
     ld.write_dataset(range(4), tmp_path, chunk_size=2, compression="zstd:7")
     assert chunk_files(tmp_path) == ["chunk-0-0.zstd:7.bin", "chunk-0-1.zstd:7.bin"]
     assert [ld.DatasetReader(tmp_path)[i] for i in range(4)] == [0, 1, 2, 3]
+
+
+class _OneArgument:
+    """A compressor written for the old ``decompress(data)``."""
+
+    name = "old-style"
+
+    def compress(self, data):
+        return bytes(data)
+
+    def decompress(self, data):
+        return bytes(data)
+
+
+def test_a_compressor_without_max_size_is_named_with_the_fix(tmp_path):
+    from litdata.plugins import register, unregister
+
+    register("compression", "old-style", _OneArgument)
+    try:
+        ld.write_dataset(range(4), tmp_path, chunk_size=2, compression="old-style")
+        with pytest.raises(PluginValidationError, match=r"decompress\(data, max_size\)"):
+            ld.DatasetReader(tmp_path)[0]
+    finally:
+        unregister("compression", "old-style")
