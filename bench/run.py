@@ -13,8 +13,10 @@ to ``bench/results/<date>-<rows>.md`` (raw per-repeat numbers go to a ``.json`` 
 The remote rows run against a moto S3 server this process starts and stops (``remote.py``).
 
 Environment: ``LITDATA_BENCH_OURS_PYTHON`` (interpreter for ours and the baseline; default
-``<repo>/.venv/bin/python`` if it exists, else this interpreter), ``LITDATA_BENCH_PEERS_VENV``,
-``LITDATA_BENCH_DIR``.
+``<repo>/.venv/bin/python`` if it exists, else this interpreter), ``LITDATA_BENCH_BEFORE`` and
+``LITDATA_BENCH_BEFORE_PYTHON`` (the earlier checkout ``ours-before`` imports, and an
+interpreter with it installed when its plugin entry points differ from ours; default ours'),
+``LITDATA_BENCH_PEERS_VENV``, ``LITDATA_BENCH_DIR``.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str,
         env["TMPDIR"] = str(tmp)
         if system == BEFORE:
             env["PYTHONPATH"] = before_repo()
+            python = os.environ.get("LITDATA_BENCH_BEFORE_PYTHON", python)
         elif system in OURS_SYSTEMS:
             env["PYTHONPATH"] = str(REPO)
         else:
