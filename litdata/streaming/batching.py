@@ -8,7 +8,10 @@ from typing import Any, NamedTuple
 
 from litdata.streaming.transport import pack
 
-__all__ = ["Envelope", "LoaderProgress", "batches", "deliver", "in_worker"]
+__all__ = ["Envelope", "Ids", "LoaderProgress", "batches", "deliver", "id_batches", "in_worker"]
+
+#: What a batch holds: the ``(dataset index, sample index)`` of each of its samples, in order.
+Ids = list[tuple[int, int]]
 
 
 class Envelope(NamedTuple):
@@ -103,3 +106,11 @@ def deliver(
             yield from run
     else:
         yield from batches(runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs)
+
+
+def id_batches(
+    runs: Iterable[tuple[int, Ids]], batch_size: int, num_datasets: int, *, whole_runs: bool = False
+) -> Iterator[Ids]:
+    """The ids of each batch that ``batches`` makes of the same runs (of ids, not samples)."""
+    for envelope in batches(runs, batch_size, list, 0, num_datasets, whole_runs=whole_runs):
+        yield envelope.data

@@ -32,6 +32,7 @@ from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.reprs import length_of, render
+from litdata.streaming.schedule import Clock
 from litdata.streaming.state_shape import require_loader_state
 from litdata.streaming.transport import unpack, widen_pipe
 
@@ -102,6 +103,11 @@ class Streamable(Protocol):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Resume from the dataset's part of a state dict."""
         ...
+
+
+def _schedule_of(dataset: object) -> object | None:
+    """The ``WeightSchedule`` a dataset follows, if any (only mixtures have one)."""
+    return getattr(dataset, "schedule", None)
 
 
 def _unwrap_nothing(envelope: Any) -> Any:
@@ -204,6 +210,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self._counts: list[list[int]] = []
         self._batches: list[int] = []
         self._latest_worker = -1
+        self._clock = Clock()  # where training stood when this run of the loader began
         iterable: Any = dataset  # an IterableDataset; Streamable says what else it does
         super().__init__(
             iterable,
@@ -306,7 +313,10 @@ class StreamingDataLoader(DataLoader[Any]):
         self._counts = []
         workers = max(1, self.num_workers)
         packed = self.num_workers > 0  # only batches leaving a worker process are packed
+        self._clock = self._clock_now()
         self._batches = [0] * workers
+        if _schedule_of(dataset) is not None:
+            dataset.set_clock(self._clock)  # type: ignore[attr-defined]  # a scheduled mixture
         self._latest_worker = -1
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
@@ -341,6 +351,11 @@ class StreamingDataLoader(DataLoader[Any]):
         self._broken_off = False
         dataset.reset_state_dict()
 
+    def _clock_now(self) -> Clock:
+        """Where training stands: the run's starting clock plus the batches delivered since."""
+        world = rank_and_world()[1]
+        return self._clock.after(sum(self._batches), self.samples_per_batch, world)
+
     def state_dict(self) -> dict[str, Any]:
         """Where this epoch stands; pass it to ``load_state_dict`` to continue from here."""
         with self._own_settings():
@@ -349,7 +364,7 @@ class StreamingDataLoader(DataLoader[Any]):
     def _state_dict(self) -> dict[str, Any]:
         workers = max(1, self.num_workers)
         counts = self._counts or [[0] * self._streamable.num_sources for _ in range(workers)]
-        return {
+        state = {
             "dataset": self._streamable.loader_state(
                 LoaderProgress(
                     counts,
@@ -365,6 +380,9 @@ class StreamingDataLoader(DataLoader[Any]):
             "latest_worker_idx": self._latest_worker,
             "epoch_finished": self._epoch_finished,
         }
+        if _schedule_of(self._streamable) is not None:  # where the schedule stands
+            state["clock"] = self._clock_now().to_json()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Continue from ``state`` at the next iteration.
@@ -388,6 +406,9 @@ class StreamingDataLoader(DataLoader[Any]):
                 f"({length}): it belongs to another dataset."
             )
         self.current_epoch = int(state["current_epoch"])
+        if "clock" in state:  # a scheduled mixture's position in training
+            self._clock = Clock.from_json(state["clock"])
+            self._batches = []
         if state.get("epoch_finished"):  # saved at the end of an epoch: the next one is whole
             self._streamable.reset_state_dict()
             self._restoring = False

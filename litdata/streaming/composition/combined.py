@@ -9,20 +9,34 @@ a single dataset, exactly or elastically.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
-from litdata.streaming.batching import LoaderProgress
+from litdata.streaming.batching import Ids, LoaderProgress, id_batches
 from litdata.streaming.composition.base import ComposedDataset
 from litdata.streaming.composition.draws import Mixer
 from litdata.streaming.dataset import StreamingDataset
-from litdata.streaming.distributed import logical_worker
+from litdata.streaming.distributed import logical_worker, worker_and_count
 from litdata.streaming.options import check_batch_size
-from litdata.streaming.plan import Topology
+from litdata.streaming.plan import Segment, Topology
+from litdata.streaming.schedule import Clock, WeightSchedule
 
 __all__ = ["CombinedStreamingDataset"]
 
 _METHODS = ("stratified", "per_stream")
+
+
+def _counts(segments: Sequence[Sequence[Segment]]) -> list[int]:
+    """Each child's number of items in its segments."""
+    return [sum(segment.count for segment in part) for part in segments]
+
+
+def _check_schedule(schedule: WeightSchedule, count: int) -> WeightSchedule:
+    if schedule.num_datasets != count:
+        raise ValueError(
+            f"The WeightSchedule weighs {schedule.num_datasets} datasets; the mixture has {count}."
+        )
+    return schedule
 
 
 def _check_weights(
@@ -52,6 +66,9 @@ class CombinedStreamingDataset(ComposedDataset):
         seed: Seeds the draws.
         weights: How often to draw from each dataset (normalised to add up to 1); by
             default proportional to the datasets' sizes. Only with ``iterate_over_all=False``.
+            Or a ``WeightSchedule``: weights that change with training progress, with either
+            setting of ``iterate_over_all`` (with ``True`` every dataset is still read to its
+            end: the schedule orders the draws while datasets have items left).
         iterate_over_all: Read every dataset to its end (an exhausted one is no longer drawn);
             otherwise the epoch ends when a drawn dataset is exhausted.
         batching_method: ``"stratified"`` (each sample drawn) or ``"per_stream"`` (each batch
@@ -65,13 +82,18 @@ class CombinedStreamingDataset(ComposedDataset):
         self,
         datasets: Sequence[StreamingDataset],
         seed: int = 42,
-        weights: Sequence[float] | None = None,
+        weights: Sequence[float] | WeightSchedule | None = None,
         iterate_over_all: bool = True,
         batching_method: str = "stratified",
         force_override_state_dict: bool = False,
     ) -> None:
         super().__init__(datasets, seed, force_override_state_dict)
+        self.schedule: WeightSchedule | None = None
+        if isinstance(weights, WeightSchedule):
+            self.schedule = _check_schedule(weights, len(self.datasets))
+            weights = None
         self._weights = _check_weights(weights, len(self.datasets), iterate_over_all)
+        self._clock = Clock()
         if batching_method not in _METHODS:
             raise ValueError(f"batching_method must be one of {_METHODS}, got {batching_method!r}")
         self.iterate_over_all = iterate_over_all
@@ -80,7 +102,10 @@ class CombinedStreamingDataset(ComposedDataset):
 
     @property
     def weights(self) -> list[float]:
-        """The draw probability of each dataset."""
+        """The draw probability of each dataset (a schedule's at the start of the loader's run)."""
+        if self.schedule is not None:
+            unit = self.schedule.unit
+            return self.schedule.at(self._clock.step if unit == "steps" else self._clock.samples)
         if self._weights is not None:
             return self._weights
         sizes = [child.num_items for child in self.datasets]
@@ -134,7 +159,7 @@ class CombinedStreamingDataset(ComposedDataset):
 
     def _repr_fields(self) -> list[tuple[str, Any]]:
         return [
-            ("weights", self._weights),
+            ("weights", self.schedule or self._weights),
             ("iterate_over_all", self.iterate_over_all),
             ("batching_method", self.batching_method),
         ]
@@ -148,27 +173,49 @@ class CombinedStreamingDataset(ComposedDataset):
         return sum(counts)
 
     # -- iteration -------------------------------------------------------------------------
-    def _runs(
-        self, logical: int, topology: Topology, start: int
+    def set_clock(self, clock: Clock) -> None:
+        """Where training stands as the loader starts a run (a schedule's position)."""
+        self._clock = clock
+
+    def _draw_weights(
+        self, worker: int, topology: Topology, start: int, clock: Clock
+    ) -> Callable[[int], list[float] | None]:
+        """The weights of each draw of DataLoader worker ``worker`` (``None``: fixed ones).
+
+        Draw ``d`` belongs to the worker's batch ``k`` of this run (a batch per draw with
+        ``per_stream``, ``batch_size`` draws otherwise), which is loader step
+        ``k * num_workers + worker`` after ``clock``.
+        """
+        schedule = self.schedule
+        if schedule is None:
+            return lambda draw: None
+        per_batch = 1 if self.batching_method == "per_stream" else self._batch_sizes[0]
+        size, world, workers = topology.batch_size, topology.world_size, topology.num_workers
+
+        def weights(draw: int) -> list[float]:
+            step = (draw - start) // per_batch * workers + worker
+            return schedule.at(clock.position(schedule.unit, step, size, world))
+
+        return weights
+
+    def _mix(
+        self,
+        streams: Sequence[Iterator[Any]],
+        left: list[int],
+        *,
+        logical: int,
+        start: int,
+        epoch: int,
+        weights: Callable[[int], list[float] | None],
     ) -> Iterator[tuple[int, list[Any]]]:
-        segments = [
-            child.worker_segments(
-                logical, Topology(topology.world_size, topology.num_workers, size)
-            )
-            for child, size in zip(self.datasets, self._batch_sizes, strict=True)
-        ]
-        left = [sum(segment.count for segment in part) for part in segments]
-        streams = [
-            itertools.chain.from_iterable(child.runs(part))
-            for child, part in zip(self.datasets, segments, strict=True)
-        ]
-        mixer = Mixer(self.weights, self.seed, self.current_epoch, logical)
+        """Runs ``(dataset, items)`` drawn from ``streams`` (samples, or their ids)."""
+        mixer = Mixer(self.weights, self.seed, epoch, logical)
         per_stream = self.batching_method == "per_stream"
         draw, remaining = start, sum(left)
         # iterate_over_all: an exhausted dataset leaves the draw; otherwise drawing it ends.
         active = [count > 0 or not self.iterate_over_all for count in left]
         while remaining:
-            source = mixer.choose(draw, active)
+            source = mixer.choose(draw, active, weights(draw))
             draw += 1
             if left[source] == 0:
                 return
@@ -179,9 +226,33 @@ class CombinedStreamingDataset(ComposedDataset):
                 active[source] = False
             yield source, list(itertools.islice(streams[source], take))
 
+    def _segments(
+        self, logical: int, topology: Topology, rank: int | None, epoch: int, fresh: bool
+    ) -> list[list[Segment]]:
+        return [
+            child.worker_segments(
+                logical,
+                Topology(topology.world_size, topology.num_workers, size),
+                rank=rank,
+                epoch=epoch,
+                fresh=fresh,
+            )
+            for child, size in zip(self.datasets, self._batch_sizes, strict=True)
+        ]
+
     def __iter__(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_sizes[0], self._rotation)
-        runs = self._runs(logical, topology, self._saved("draws", topology)[logical])
+        start = self._saved("draws", topology)[logical]
+        epoch = self.current_epoch
+        segments = self._segments(logical, topology, None, epoch, fresh=False)
+        streams = [
+            itertools.chain.from_iterable(child.runs(part))
+            for child, part in zip(self.datasets, segments, strict=True)
+        ]
+        weights = self._draw_weights(worker_and_count()[0], topology, start, self._clock)
+        runs = self._mix(
+            streams, _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
+        )
         yield from self._stream(
             runs,
             self._batch_sizes[0],
@@ -189,6 +260,34 @@ class CombinedStreamingDataset(ComposedDataset):
             topology,
             whole_runs=self.batching_method == "per_stream",
         )
+
+    def batch_plan(
+        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
+    ) -> tuple[int, Iterator[Ids]]:
+        """The ids of the batches DataLoader worker ``worker`` of ``rank`` makes, reading none.
+
+        See ``StreamingDataset.batch_plan``; the draws are the ones the worker makes.
+        """
+        logical = (worker + (0 if fresh else self._rotation(topology))) % topology.num_workers
+        start = 0 if fresh else self._saved("draws", topology)[logical]
+        segments = self._segments(logical, topology, rank, epoch, fresh)
+        streams = [
+            itertools.chain.from_iterable(
+                [(position, index) for index in ids] for ids in child.segment_ids(part, epoch)
+            )
+            for position, (child, part) in enumerate(zip(self.datasets, segments, strict=True))
+        ]
+        weights = self._draw_weights(worker, topology, start, clock)
+        runs = self._mix(
+            streams, _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
+        )
+        per_stream = self.batching_method == "per_stream"
+        batches = id_batches(runs, topology.batch_size, self.num_sources, whole_runs=per_stream)
+        return logical, batches
+
+    def read_ids(self, ids: Ids) -> list[Any]:
+        """The samples ``ids`` name, as streaming returns them."""
+        return [self.datasets[position][index] for position, index in ids]
 
     @property
     def num_sources(self) -> int:
@@ -199,7 +298,7 @@ class CombinedStreamingDataset(ComposedDataset):
     def _settings(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
-            "weights": self.weights,
+            "weights": self.weights if self.schedule is None else self.schedule.describe(),
             "iterate_over_all": self.iterate_over_all,
             "batching_method": self.batching_method,
         }

@@ -40,12 +40,18 @@ class Mixer:
         """The uniform number of draw ``draw``."""
         return _block(self.seed, self.epoch, self.worker, draw // _BLOCK)[draw % _BLOCK]
 
-    def choose(self, draw: int, active: Sequence[bool]) -> int:
-        """The dataset of draw ``draw`` among the ``active`` ones (weights renormalised)."""
-        total = sum(weight for weight, on in zip(self.weights, active, strict=True) if on)
+    def choose(
+        self, draw: int, active: Sequence[bool], weights: Sequence[float] | None = None
+    ) -> int:
+        """The dataset of draw ``draw`` among the ``active`` ones (weights renormalised).
+
+        ``weights`` replaces the mixer's own for this draw (a schedule's weights now).
+        """
+        weights = self.weights if weights is None else weights
+        total = sum(weight for weight, on in zip(weights, active, strict=True) if on)
         target = self.uniform(draw) * total
         last = -1
-        for index, (weight, on) in enumerate(zip(self.weights, active, strict=True)):
+        for index, (weight, on) in enumerate(zip(weights, active, strict=True)):
             if not on:
                 continue
             last = index
