@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -28,9 +28,11 @@ from litdata.observe.profiling import (
     stop_in_main,
 )
 from litdata.streaming.agreement import check_ranks_agree
-from litdata.streaming.batching import Envelope, LoaderProgress
+from litdata.streaming.batching import Envelope, Ids, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.distributed import rank_and_world
+from litdata.streaming.plan import Topology
+from litdata.streaming.provenance import step_plan, with_ids
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
 from litdata.streaming.state_shape import require_loader_state
@@ -104,6 +106,16 @@ class Streamable(Protocol):
         """Resume from the dataset's part of a state dict."""
         ...
 
+    def batch_plan(
+        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
+    ) -> tuple[int, Iterator[Ids]]:
+        """A worker's logical id and its batches' ids (see ``StreamingDataset.batch_plan``)."""
+        ...
+
+    def read_ids(self, ids: Ids) -> list[Any]:
+        """The samples ``ids`` name."""
+        ...
+
 
 def _schedule_of(dataset: object) -> object | None:
     """The ``WeightSchedule`` a dataset follows, if any (only mixtures have one)."""
@@ -147,6 +159,9 @@ class StreamingDataLoader(DataLoader[Any]):
         profile_cprofile: Also write cProfile statistics of worker 0
             (``cprofile_worker0.prof`` and ``.txt``) and of the training loop
             (``cprofile_main.prof`` and ``.txt``). Only global rank 0 profiles.
+        provenance: Give each batch the ``(dataset index, sample index)`` of its samples, in
+            order: a dict batch gets them under ``"__ids__"``, any other batch comes as
+            ``(batch, ids)``. They are computed from the plan (see ``batch_ids``).
         **kwargs: Other ``DataLoader`` arguments (``pin_memory``, ``prefetch_factor``,
             ``multiprocessing_context``, ``worker_init_fn``...).
 
@@ -167,6 +182,7 @@ class StreamingDataLoader(DataLoader[Any]):
         profile_skip_batches: int = 0,
         profile_dir: str | os.PathLike[str] | None = None,
         profile_cprofile: bool = False,
+        provenance: bool = False,
         **kwargs: Any,
     ) -> None:
         if not _is_streamable(dataset):
@@ -196,6 +212,8 @@ class StreamingDataLoader(DataLoader[Any]):
         dataset.set_batch_size(batch_size)
         dataset.set_num_workers(num_workers)
         self._collate: Callable[[list[Any]], Any] = collate_fn or litdata_collate
+        self._user_collate = self._collate
+        self._provenance = provenance
         self._profile = ProfileSettings.create(
             profile_batches, profile_skip_batches, profile_dir, profile_cprofile
         )
@@ -211,6 +229,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self._batches: list[int] = []
         self._latest_worker = -1
         self._clock = Clock()  # where training stood when this run of the loader began
+        self._epoch_clocks: dict[int, Clock] = {}  # where it stood as each epoch began
         iterable: Any = dataset  # an IterableDataset; Streamable says what else it does
         super().__init__(
             iterable,
@@ -298,28 +317,61 @@ class StreamingDataLoader(DataLoader[Any]):
         with self._own_settings() as dataset:
             yield from self._epoch(dataset)
 
-    def _epoch(self, dataset: Streamable) -> Iterator[Any]:
-        """One epoch's batches (or the rest of one, when resuming)."""
+    def _begin(self, dataset: Streamable) -> None:
+        """Start the next run of the loader: a new epoch, or the rest of a resumed one."""
         if self._broken_off and getattr(dataset, "continues_after_break", False):
             self.load_state_dict(self.state_dict())  # pick the epoch up where it stopped
-        self._broken_off = True  # until the epoch's last batch
+        self._clock = self._clock_now()
         if not (self._restoring and dataset.resuming):
             self.current_epoch += 1
             dataset.reset_state_dict()
             dataset.set_epoch(self.current_epoch)
             self._base_samples = 0
+            self._epoch_clocks[self.current_epoch] = self._clock
         self._restoring = False
         self._epoch_finished = False
-        self._counts = []
         workers = max(1, self.num_workers)
-        packed = self.num_workers > 0  # only batches leaving a worker process are packed
-        self._clock = self._clock_now()
+        self._counts = [[0] * dataset.num_sources for _ in range(workers)]
         self._batches = [0] * workers
+        self._latest_worker = -1
         if _schedule_of(dataset) is not None:
             dataset.set_clock(self._clock)  # type: ignore[attr-defined]  # a scheduled mixture
-        self._latest_worker = -1
+
+    def _count(self, worker: int, counts: Sequence[int]) -> None:
+        """Count a batch of logical worker ``worker`` holding ``counts`` samples per dataset."""
+        self._batches[worker] += 1
+        mine = self._counts[worker]
+        for position, count in enumerate(counts):
+            mine[position] += count
+        self._latest_worker = worker
+
+    def _run_plan(self, dataset: Streamable) -> dict[int, Iterator[Ids]] | None:
+        """Each logical worker's batch ids for this run, when batches carry or log them."""
+        if not self._provenance:
+            return None
+        rank, world = rank_and_world()
+        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
+        plans = {}
+        for worker in range(topology.num_workers):
+            logical, ids = dataset.batch_plan(
+                worker,
+                topology,
+                rank=rank,
+                epoch=self.current_epoch,
+                clock=self._clock,
+                fresh=False,
+            )
+            plans[logical] = ids
+        return plans
+
+    def _epoch(self, dataset: Streamable) -> Iterator[Any]:
+        """One epoch's batches (or the rest of one, when resuming)."""
+        self._begin(dataset)
+        self._broken_off = True  # until the epoch's last batch
+        packed = self.num_workers > 0  # only batches leaving a worker process are packed
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
+        plans = self._run_plan(dataset)
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
         base: Iterator[Any] = super().__iter__()  # the workers start here
         envelopes = hooks.wrap_batches(base, self.current_epoch)  # observers, once per epoch
@@ -332,14 +384,11 @@ class StreamingDataLoader(DataLoader[Any]):
             for envelope in envelopes:
                 if not isinstance(envelope, Envelope):
                     raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
-                if not self._counts:
-                    self._counts = [[0] * len(envelope.counts) for _ in range(workers)]
-                self._batches[envelope.worker] += 1
-                counts = self._counts[envelope.worker]
-                for position, count in enumerate(envelope.counts):
-                    counts[position] += count
-                self._latest_worker = envelope.worker
-                yield unpack(envelope.data) if packed else envelope.data
+                self._count(envelope.worker, envelope.counts)
+                batch = unpack(envelope.data) if packed else envelope.data
+                if plans is not None:
+                    batch = with_ids(batch, next(plans[envelope.worker]))
+                yield batch
         finally:
             dataset.set_collate(None)
             close = getattr(envelopes, "close", None) if envelopes is not base else None
@@ -350,6 +399,58 @@ class StreamingDataLoader(DataLoader[Any]):
         self._epoch_finished = True
         self._broken_off = False
         dataset.reset_state_dict()
+
+    def batch_ids(self, step: int, epoch: int | None = None, rank: int | None = None) -> Ids:
+        """The ``(dataset index, sample index)`` of each sample of a batch, reading none.
+
+        Computed from the plan for an epoch read from its start with this loader's settings
+        and topology (ranks, ``num_workers``, ``batch_size``), whatever epoch the loader is
+        in. ``dataset.datasets[d][i]`` (``ds[i]`` for a single dataset) is the sample.
+
+        Args:
+            step: The batch's position in the epoch (from 0), on that rank.
+            epoch: The epoch (from 1; default: the current one, or 1 before any).
+            rank: The rank (default: this process's).
+
+        Raises:
+            IndexError: The epoch has no such step on that rank.
+            ValueError: A negative step, an epoch below 1 or a rank outside the world.
+            TypeError: The dataset has no plan of batches (``ParallelStreamingDataset``).
+        """
+        for index, (_, ids) in enumerate(self._plan_of_epoch(epoch, rank, until=step)):
+            if index == step:
+                return ids
+        raise IndexError(f"Epoch {epoch or max(1, self.current_epoch)} has no step {step} here.")
+
+    def _plan_of_epoch(
+        self, epoch: int | None, rank: int | None, until: int
+    ) -> Iterator[tuple[int, Ids]]:
+        own_rank, world = rank_and_world()
+        rank = own_rank if rank is None else rank
+        epoch = max(1, self.current_epoch) if epoch is None else epoch
+        if until < 0 or epoch < 1 or not 0 <= rank < world:
+            raise ValueError(
+                f"No batch at step {until} of epoch {epoch} on rank {rank}: steps count from 0, "
+                f"epochs from 1, and ranks are 0 to {world - 1}."
+            )
+        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
+        with self._own_settings() as dataset:
+            clock = self._clock_of_epoch(dataset, epoch, topology, rank)
+            yield from step_plan(dataset, topology, rank=rank, epoch=epoch, clock=clock, fresh=True)
+
+    def _clock_of_epoch(
+        self, dataset: Streamable, epoch: int, topology: Topology, rank: int
+    ) -> Clock:
+        """Where training stood as ``epoch`` began (only a schedule needs it)."""
+        if _schedule_of(dataset) is None:
+            return Clock()
+        known = [e for e in self._epoch_clocks if e <= epoch]
+        start = max(known, default=1)
+        clock = self._epoch_clocks.get(start, Clock())
+        for earlier in range(start, epoch):  # count the steps of the epochs between
+            plan = step_plan(dataset, topology, rank=rank, epoch=earlier, clock=clock, fresh=True)
+            clock = clock.after(sum(1 for _ in plan), topology.batch_size, topology.world_size)
+        return clock
 
     def _clock_now(self) -> Clock:
         """Where training stands: the run's starting clock plus the batches delivered since."""
@@ -382,6 +483,8 @@ class StreamingDataLoader(DataLoader[Any]):
         }
         if _schedule_of(self._streamable) is not None:  # where the schedule stands
             state["clock"] = self._clock_now().to_json()
+            epoch_clock = self._epoch_clocks.get(self.current_epoch, Clock())
+            state["epoch_clock"] = epoch_clock.to_json()
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -408,6 +511,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self.current_epoch = int(state["current_epoch"])
         if "clock" in state:  # a scheduled mixture's position in training
             self._clock = Clock.from_json(state["clock"])
+            self._epoch_clocks[self.current_epoch] = Clock.from_json(state["epoch_clock"])
             self._batches = []
         if state.get("epoch_finished"):  # saved at the end of an epoch: the next one is whole
             self._streamable.reset_state_dict()

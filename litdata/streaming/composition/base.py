@@ -7,11 +7,12 @@ from typing import Any, ClassVar
 
 from torch.utils.data import IterableDataset
 
-from litdata.streaming.batching import LoaderProgress, deliver, in_worker
+from litdata.streaming.batching import Ids, LoaderProgress, deliver, in_worker
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
 from litdata.streaming.reprs import length_of, render
+from litdata.streaming.schedule import Clock
 from litdata.streaming.state import validate_state
 from litdata.streaming.state_shape import describe_state, require_dataset_state
 
@@ -158,6 +159,31 @@ class ComposedDataset(IterableDataset[Any]):
             self.reset_state_dict()
             if self.next_epoch_alone:
                 self.current_epoch += 1
+
+    def batch_plan(
+        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
+    ) -> tuple[int, Iterator[Ids]]:
+        """A worker's batches' ids without reading them (a subclass that can plans them).
+
+        Raises:
+            TypeError: This composition has no such plan.
+        """
+        raise self._unplannable()
+
+    def read_ids(self, ids: Ids) -> list[Any]:
+        """The samples ``ids`` name (see ``batch_plan``).
+
+        Raises:
+            TypeError: This composition has no such plan.
+        """
+        raise self._unplannable()
+
+    def _unplannable(self) -> TypeError:
+        return TypeError(
+            f"{type(self).__name__} cannot name its batches' samples without reading them: "
+            f"batch_ids, replay, skip and provenance work with StreamingDataset and "
+            f"CombinedStreamingDataset."
+        )
 
     # -- resume ----------------------------------------------------------------------------
     @property

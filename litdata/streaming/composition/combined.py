@@ -31,6 +31,13 @@ def _counts(segments: Sequence[Sequence[Segment]]) -> list[int]:
     return [sum(segment.count for segment in part) for part in segments]
 
 
+def _labelled(position: int, runs: Iterator[list[int]]) -> Iterator[tuple[int, int]]:
+    """Child ``position``'s sample indices as ids."""
+    for run in runs:
+        for index in run:
+            yield position, index
+
+
 def _check_schedule(schedule: WeightSchedule, count: int) -> WeightSchedule:
     if schedule.num_datasets != count:
         raise ValueError(
@@ -272,9 +279,7 @@ class CombinedStreamingDataset(ComposedDataset):
         start = 0 if fresh else self._saved("draws", topology)[logical]
         segments = self._segments(logical, topology, rank, epoch, fresh)
         streams = [
-            itertools.chain.from_iterable(
-                [(position, index) for index in ids] for ids in child.segment_ids(part, epoch)
-            )
+            _labelled(position, child.segment_ids(part, epoch))
             for position, (child, part) in enumerate(zip(self.datasets, segments, strict=True))
         ]
         weights = self._draw_weights(worker, topology, start, clock)
