@@ -13,7 +13,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from torch.utils.data import DataLoader
 
@@ -32,89 +32,14 @@ from litdata.streaming.batching import Envelope, Ids, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
-from litdata.streaming.provenance import step_plan, with_ids
+from litdata.streaming.provenance import clock_of_epoch, id_counts, step_plan, with_ids
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
 from litdata.streaming.state_shape import require_loader_state
+from litdata.streaming.streamable import Streamable
 from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
-
-
-class Streamable(Protocol):
-    """What ``StreamingDataLoader`` needs of a dataset (StreamingDataset, Combined, Parallel)."""
-
-    @property
-    def resuming(self) -> bool:
-        """Whether a loaded state dict will shape the next iteration."""
-        ...
-
-    @property
-    def num_sources(self) -> int:
-        """How many datasets the loader counts samples of, in each ``Envelope``."""
-        ...
-
-    def set_epoch(self, epoch: int) -> None:
-        """Use ``epoch``'s order."""
-        ...
-
-    def set_shuffle(self, shuffle: Any) -> None:
-        """Change shuffling."""
-        ...
-
-    def set_drop_last(self, drop_last: bool) -> None:
-        """Change ``drop_last``."""
-        ...
-
-    def settings(self) -> Any:
-        """``shuffle`` and ``drop_last`` as set now (an opaque value)."""
-        ...
-
-    def restore_settings(self, saved: Any) -> None:
-        """Put back what ``settings()`` returned."""
-        ...
-
-    def set_batch_size(self, batch_size: int) -> None:
-        """Plan for this batch size."""
-        ...
-
-    def set_num_workers(self, num_workers: int) -> None:
-        """Plan for this many workers."""
-        ...
-
-    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
-        """Yield ``Envelope`` batches made with ``collate``."""
-        ...
-
-    def num_batches(self, num_workers: int, batch_size: int) -> int:
-        """Batches per epoch on this rank."""
-        ...
-
-    def agreement(self) -> dict[str, Any]:
-        """What every rank must agree on."""
-        ...
-
-    def reset_state_dict(self) -> None:
-        """Forget a loaded state."""
-        ...
-
-    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
-        """The dataset's part of the loader's state dict."""
-        ...
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Resume from the dataset's part of a state dict."""
-        ...
-
-    def batch_plan(
-        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[Ids]]:
-        """A worker's logical id and its batches' ids (see ``StreamingDataset.batch_plan``)."""
-        ...
-
-    def read_ids(self, ids: Ids) -> list[Any]:
-        """The samples ``ids`` name."""
-        ...
 
 
 def _schedule_of(dataset: object) -> object | None:
@@ -228,6 +153,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self._counts: list[list[int]] = []
         self._batches: list[int] = []
         self._latest_worker = -1
+        self._iterating = False
         self._clock = Clock()  # where training stood when this run of the loader began
         self._epoch_clocks: dict[int, Clock] = {}  # where it stood as each epoch began
         iterable: Any = dataset  # an IterableDataset; Streamable says what else it does
@@ -380,6 +306,7 @@ class StreamingDataLoader(DataLoader[Any]):
             if self._profile is None
             else start_in_main(self._profile, self.num_workers, rank_and_world()[0])
         )
+        self._iterating = True
         try:
             for envelope in envelopes:
                 if not isinstance(envelope, Envelope):
@@ -390,6 +317,7 @@ class StreamingDataLoader(DataLoader[Any]):
                     batch = with_ids(batch, next(plans[envelope.worker]))
                 yield batch
         finally:
+            self._iterating = False
             dataset.set_collate(None)
             close = getattr(envelopes, "close", None) if envelopes is not base else None
             if close is not None:  # a loop that broke off: observers end the epoch now
@@ -435,22 +363,72 @@ class StreamingDataLoader(DataLoader[Any]):
             )
         topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
         with self._own_settings() as dataset:
-            clock = self._clock_of_epoch(dataset, epoch, topology, rank)
+            clock = clock_of_epoch(
+                dataset,
+                topology,
+                rank,
+                epoch,
+                self._epoch_clocks,
+                _schedule_of(dataset) is not None,
+            )
             yield from step_plan(dataset, topology, rank=rank, epoch=epoch, clock=clock, fresh=True)
 
-    def _clock_of_epoch(
-        self, dataset: Streamable, epoch: int, topology: Topology, rank: int
-    ) -> Clock:
-        """Where training stood as ``epoch`` began (only a schedule needs it)."""
-        if _schedule_of(dataset) is None:
-            return Clock()
-        known = [e for e in self._epoch_clocks if e <= epoch]
-        start = max(known, default=1)
-        clock = self._epoch_clocks.get(start, Clock())
-        for earlier in range(start, epoch):  # count the steps of the epochs between
-            plan = step_plan(dataset, topology, rank=rank, epoch=earlier, clock=clock, fresh=True)
-            clock = clock.after(sum(1 for _ in plan), topology.batch_size, topology.world_size)
-        return clock
+    def replay(self, step: int, epoch: int | None = None) -> Any:
+        """The batch of ``step`` in ``epoch`` (default: the current one), read again.
+
+        The same samples in the same order, collated as the loader collates them (and with
+        their ids when ``provenance=True``); see ``batch_ids``.
+        """
+        ids = self.batch_ids(step, epoch)
+        with self._own_settings() as dataset:
+            batch = self._user_collate(dataset.read_ids(ids))
+        return with_ids(batch, ids) if self._provenance else batch
+
+    def skip(self, n_batches: int) -> int:
+        """Skip the next ``n_batches`` batches without reading them.
+
+        Call it between loops: after ``load_state_dict``, before the first loop, or after a
+        ``break`` (then the epoch that stopped continues after the skipped batches). The skip
+        is part of ``state_dict()``: resuming after it gives the batches that running through
+        would have given after the skipped ones.
+
+        Returns:
+            How many batches were skipped (fewer when the epoch ends first).
+
+        Raises:
+            ValueError: ``n_batches`` is negative.
+            RuntimeError: A loop over this loader is running.
+        """
+        if n_batches < 0:
+            raise ValueError(f"skip() takes a number of batches >= 0, got {n_batches}.")
+        if self._iterating:
+            raise RuntimeError(
+                "skip() was called while a loop over the loader runs: break out of the loop, "
+                "call skip(), then loop again (the epoch continues after the skipped batches)."
+            )
+        if self._broken_off:  # continue the epoch that stopped, not a new one
+            self.load_state_dict(self.state_dict())
+            self._broken_off = False
+        rank, world = rank_and_world()
+        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
+        skipped = 0
+        with self._own_settings() as dataset:
+            self._begin(dataset)
+            plan = step_plan(
+                dataset,
+                topology,
+                rank=rank,
+                epoch=self.current_epoch,
+                clock=self._clock,
+                fresh=False,
+            )
+            for logical, ids in plan:
+                if skipped == n_batches:
+                    break
+                self._count(logical, id_counts(ids, dataset.num_sources))
+                skipped += 1
+            self._load_state_dict(self._state_dict())
+        return skipped
 
     def _clock_now(self) -> Clock:
         """Where training stands: the run's starting clock plus the batches delivered since."""
@@ -512,7 +490,11 @@ class StreamingDataLoader(DataLoader[Any]):
         if "clock" in state:  # a scheduled mixture's position in training
             self._clock = Clock.from_json(state["clock"])
             self._epoch_clocks[self.current_epoch] = Clock.from_json(state["epoch_clock"])
-            self._batches = []
+        else:
+            self._clock = self._clock_now()
+        # What this loader delivered before is in the state now: count from it afresh.
+        self._batches, self._counts = [], []
+        self._latest_worker = int(state.get("latest_worker_idx", -1))
         if state.get("epoch_finished"):  # saved at the end of an epoch: the next one is whole
             self._streamable.reset_state_dict()
             self._restoring = False

@@ -8,14 +8,22 @@ has no batch left drops out of the turn), which gives every batch its step.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from litdata.streaming.batching import Ids
 from litdata.streaming.plan import Topology
 from litdata.streaming.schedule import Clock
 
-__all__ = ["IDS_KEY", "Plannable", "in_turn", "step_plan", "with_ids"]
+__all__ = [
+    "IDS_KEY",
+    "Plannable",
+    "clock_of_epoch",
+    "id_counts",
+    "in_turn",
+    "step_plan",
+    "with_ids",
+]
 
 #: The entry a dict batch gets with ``provenance=True``.
 IDS_KEY = "__ids__"
@@ -80,3 +88,34 @@ def with_ids(batch: Any, ids: Ids) -> Any:
         batch[IDS_KEY] = ids
         return batch
     return batch, ids
+
+
+def id_counts(ids: Ids, num_datasets: int) -> list[int]:
+    """How many samples of each dataset ``ids`` names."""
+    counts = [0] * num_datasets
+    for position, _ in ids:
+        counts[position] += 1
+    return counts
+
+
+def clock_of_epoch(  # noqa: PLR0917  # one call site, in the loader
+    dataset: Plannable,
+    topology: Topology,
+    rank: int,
+    epoch: int,
+    known: Mapping[int, Clock],
+    scheduled: bool,
+) -> Clock:
+    """Where training stood as ``epoch`` began: a ``known`` one, or counted from one.
+
+    Only a schedule needs it (otherwise the zero clock). The steps of the epochs after the
+    last known one are counted from their plans.
+    """
+    if not scheduled:
+        return Clock()
+    start = max((e for e in known if e <= epoch), default=1)
+    clock = known.get(start, Clock())
+    for earlier in range(start, epoch):
+        plan = step_plan(dataset, topology, rank=rank, epoch=earlier, clock=clock, fresh=True)
+        clock = clock.after(sum(1 for _ in plan), topology.batch_size, topology.world_size)
+    return clock
