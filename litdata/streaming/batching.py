@@ -6,12 +6,28 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from litdata.streaming.transport import pack
 
-__all__ = ["Envelope", "Ids", "LoaderProgress", "batches", "deliver", "id_batches", "in_worker"]
+__all__ = [
+    "BatchIds",
+    "Envelope",
+    "Ids",
+    "LoaderProgress",
+    "as_pairs",
+    "batches",
+    "deliver",
+    "id_batches",
+    "in_worker",
+    "single_id_batches",
+]
 
 #: What a batch holds: the ``(dataset index, sample index)`` of each of its samples, in order.
 Ids = list[tuple[int, int]]
+#: The same as an ``(n, 2)`` array of int64 (how plans carry them: cheap to make and log).
+BatchIds = npt.NDArray[np.int64]
 
 
 class Envelope(NamedTuple):
@@ -110,7 +126,40 @@ def deliver(
 
 def id_batches(
     runs: Iterable[tuple[int, Ids]], batch_size: int, num_datasets: int, *, whole_runs: bool = False
-) -> Iterator[Ids]:
+) -> Iterator[BatchIds]:
     """The ids of each batch that ``batches`` makes of the same runs (of ids, not samples)."""
     for envelope in batches(runs, batch_size, list, 0, num_datasets, whole_runs=whole_runs):
-        yield envelope.data
+        yield np.asarray(envelope.data, dtype=np.int64).reshape(-1, 2)
+
+
+def single_id_batches(
+    runs: Iterable[npt.NDArray[np.int64]], batch_size: int, block: int = 64
+) -> Iterator[BatchIds]:
+    """The ids of each batch of one dataset's runs of sample indices (as ``batches`` cuts them).
+
+    Runs are gathered into arrays of about ``block`` batches, which are yielded as views.
+    """
+    pending: list[npt.NDArray[np.int64]] = []
+    size = 0
+    for run in runs:
+        pending.append(run)
+        size += len(run)
+        if size >= block * batch_size:
+            ids = _of_dataset_zero(pending)
+            whole = len(ids) - len(ids) % batch_size
+            yield from (ids[start : start + batch_size] for start in range(0, whole, batch_size))
+            pending, size = [ids[whole:, 1]], len(ids) - whole
+    ids = _of_dataset_zero(pending)
+    yield from (ids[start : start + batch_size] for start in range(0, len(ids), batch_size))
+
+
+def _of_dataset_zero(parts: list[npt.NDArray[np.int64]]) -> BatchIds:
+    indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    ids = np.zeros((len(indices), 2), dtype=np.int64)
+    ids[:, 1] = indices
+    return ids
+
+
+def as_pairs(ids: BatchIds) -> Ids:
+    """``(dataset index, sample index)`` tuples of an ``(n, 2)`` array."""
+    return [(int(d), int(i)) for d, i in ids.tolist()]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 from torch.utils.data import DataLoader
 
 from litdata.core.errors import LitdataWarning
@@ -28,11 +29,12 @@ from litdata.observe.profiling import (
     stop_in_main,
 )
 from litdata.streaming.agreement import check_ranks_agree
-from litdata.streaming.batching import Envelope, Ids, LoaderProgress
+from litdata.streaming.batching import BatchIds, Envelope, Ids, LoaderProgress, as_pairs
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
 from litdata.streaming.provenance import clock_of_epoch, id_counts, step_plan, with_ids
+from litdata.streaming.provenance_log import ProvenanceLog
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
 from litdata.streaming.state_shape import require_loader_state
@@ -87,6 +89,8 @@ class StreamingDataLoader(DataLoader[Any]):
         provenance: Give each batch the ``(dataset index, sample index)`` of its samples, in
             order: a dict batch gets them under ``"__ids__"``, any other batch comes as
             ``(batch, ids)``. They are computed from the plan (see ``batch_ids``).
+        provenance_dir: Log every batch's epoch, step and ids there, one file per rank
+            (``rank-<R>.ids``); ``litdata provenance DIR --step N`` reads it back.
         **kwargs: Other ``DataLoader`` arguments (``pin_memory``, ``prefetch_factor``,
             ``multiprocessing_context``, ``worker_init_fn``...).
 
@@ -108,6 +112,7 @@ class StreamingDataLoader(DataLoader[Any]):
         profile_dir: str | os.PathLike[str] | None = None,
         profile_cprofile: bool = False,
         provenance: bool = False,
+        provenance_dir: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if not _is_streamable(dataset):
@@ -139,6 +144,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self._collate: Callable[[list[Any]], Any] = collate_fn or litdata_collate
         self._user_collate = self._collate
         self._provenance = provenance
+        self._provenance_dir = provenance_dir
         self._profile = ProfileSettings.create(
             profile_batches, profile_skip_batches, profile_dir, profile_cprofile
         )
@@ -271,9 +277,9 @@ class StreamingDataLoader(DataLoader[Any]):
             mine[position] += count
         self._latest_worker = worker
 
-    def _run_plan(self, dataset: Streamable) -> dict[int, Iterator[Ids]] | None:
+    def _run_plan(self, dataset: Streamable) -> dict[int, Iterator[BatchIds]] | None:
         """Each logical worker's batch ids for this run, when batches carry or log them."""
-        if not self._provenance:
+        if not (self._provenance or self._provenance_dir):
             return None
         rank, world = rank_and_world()
         topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
@@ -298,13 +304,17 @@ class StreamingDataLoader(DataLoader[Any]):
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
         plans = self._run_plan(dataset)
+        rank = rank_and_world()[0]
+        log = None
+        if self._provenance_dir is not None:
+            log = ProvenanceLog(self._provenance_dir, rank, dataset.num_sources)
+        epoch_start = self._epoch_clocks.get(self.current_epoch, self._clock)
+        step = self._clock.step - epoch_start.step  # of the next batch, in the epoch
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
         base: Iterator[Any] = super().__iter__()  # the workers start here
         envelopes = hooks.wrap_batches(base, self.current_epoch)  # observers, once per epoch
         profiler = (
-            None
-            if self._profile is None
-            else start_in_main(self._profile, self.num_workers, rank_and_world()[0])
+            None if self._profile is None else start_in_main(self._profile, self.num_workers, rank)
         )
         self._iterating = True
         try:
@@ -314,10 +324,17 @@ class StreamingDataLoader(DataLoader[Any]):
                 self._count(envelope.worker, envelope.counts)
                 batch = unpack(envelope.data) if packed else envelope.data
                 if plans is not None:
-                    batch = with_ids(batch, next(plans[envelope.worker]))
+                    ids = next(plans[envelope.worker])
+                    if log is not None:
+                        log.write(self.current_epoch, step, ids)
+                    if self._provenance:
+                        batch = with_ids(batch, ids)
+                step += 1
                 yield batch
         finally:
             self._iterating = False
+            if log is not None:
+                log.close()
             dataset.set_collate(None)
             close = getattr(envelopes, "close", None) if envelopes is not base else None
             if close is not None:  # a loop that broke off: observers end the epoch now
@@ -347,12 +364,12 @@ class StreamingDataLoader(DataLoader[Any]):
         """
         for index, (_, ids) in enumerate(self._plan_of_epoch(epoch, rank, until=step)):
             if index == step:
-                return ids
+                return as_pairs(ids)
         raise IndexError(f"Epoch {epoch or max(1, self.current_epoch)} has no step {step} here.")
 
     def _plan_of_epoch(
         self, epoch: int | None, rank: int | None, until: int
-    ) -> Iterator[tuple[int, Ids]]:
+    ) -> Iterator[tuple[int, BatchIds]]:
         own_rank, world = rank_and_world()
         rank = own_rank if rank is None else rank
         epoch = max(1, self.current_epoch) if epoch is None else epoch
@@ -382,7 +399,7 @@ class StreamingDataLoader(DataLoader[Any]):
         ids = self.batch_ids(step, epoch)
         with self._own_settings() as dataset:
             batch = self._user_collate(dataset.read_ids(ids))
-        return with_ids(batch, ids) if self._provenance else batch
+        return with_ids(batch, np.asarray(ids, dtype=np.int64)) if self._provenance else batch
 
     def skip(self, n_batches: int) -> int:
         """Skip the next ``n_batches`` batches without reading them.
@@ -430,6 +447,10 @@ class StreamingDataLoader(DataLoader[Any]):
             self._load_state_dict(self._state_dict())
         return skipped
 
+    def _tracks_clock(self) -> bool:
+        """Whether the state records the clock: for a schedule, or to number logged steps."""
+        return _schedule_of(self._streamable) is not None or self._provenance_dir is not None
+
     def _clock_now(self) -> Clock:
         """Where training stands: the run's starting clock plus the batches delivered since."""
         world = rank_and_world()[1]
@@ -459,7 +480,7 @@ class StreamingDataLoader(DataLoader[Any]):
             "latest_worker_idx": self._latest_worker,
             "epoch_finished": self._epoch_finished,
         }
-        if _schedule_of(self._streamable) is not None:  # where the schedule stands
+        if self._tracks_clock():  # where training stands: a schedule's or the log's steps
             state["clock"] = self._clock_now().to_json()
             epoch_clock = self._epoch_clocks.get(self.current_epoch, Clock())
             state["epoch_clock"] = epoch_clock.to_json()

@@ -9,7 +9,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 # Shuffles and subsets draw from numpy.random: load it with the class, not in the first batch.
-import numpy.random  # noqa: F401
+import numpy as np
+import numpy.random
+import numpy.typing as npt
 from torch.utils.data import IterableDataset
 
 from litdata.core.formats import ItemLoader
@@ -18,7 +20,14 @@ from litdata.core.registry import hooks
 from litdata.engine.opening import open_dataset
 from litdata.engine.reader import DatasetReader
 from litdata.engine.resolve import resolve
-from litdata.streaming.batching import Ids, LoaderProgress, deliver, id_batches, in_worker
+from litdata.streaming.batching import (
+    BatchIds,
+    Ids,
+    LoaderProgress,
+    deliver,
+    in_worker,
+    single_id_batches,
+)
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.frames import FrameWindows
 from litdata.streaming.options import (
@@ -357,14 +366,16 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         )
         return plan[rank * topology.num_workers + logical]
 
-    def segment_ids(self, segments: Sequence[Segment], epoch: int) -> Iterator[list[int]]:
+    def segment_ids(
+        self, segments: Sequence[Segment], epoch: int
+    ) -> Iterator[npt.NDArray[np.int64]]:
         """The dataset positions (``ds[i]``) of ``segments``' items in ``epoch``, reading none."""
         strategy, regions = self.strategy, self._regions
         for segment in segments:
             size = regions.regions[segment.region].size
             order = strategy.item_order(segment.region, size, self.seed, epoch)
-            first = regions.first(segment.region)
-            yield [first + order[p] for p in range(segment.offset, segment.offset + segment.count)]
+            part = order[segment.offset : segment.offset + segment.count]
+            yield regions.first(segment.region) + np.asarray(part, dtype=np.int64)
 
     def runs(self, segments: Sequence[Segment], size: int = RUN) -> Iterator[list[Any]]:
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
@@ -406,7 +417,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
 
     def batch_plan(
         self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[Ids]]:
+    ) -> tuple[int, Iterator[BatchIds]]:
         """The ids of the batches DataLoader worker ``worker`` of ``rank`` makes, reading none.
 
         Args:
@@ -423,8 +434,8 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         del clock
         logical = (worker + (0 if fresh else self.rotation(topology))) % topology.num_workers
         segments = self.worker_segments(logical, topology, rank=rank, epoch=epoch, fresh=fresh)
-        runs = ((0, [(0, i) for i in ids]) for ids in self.segment_ids(segments, epoch))
-        return logical, id_batches(runs, topology.batch_size, self.num_sources)
+        runs = self.segment_ids(segments, epoch)
+        return logical, single_id_batches(runs, topology.batch_size)
 
     def read_ids(self, ids: Ids) -> list[Any]:
         """The samples ``ids`` name (every dataset index is 0), as streaming returns them."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from litdata.streaming.batching import Ids
+import numpy as np
+import torch
+
+from litdata.streaming.batching import BatchIds
 from litdata.streaming.plan import Topology
 from litdata.streaming.schedule import Clock
 
@@ -36,7 +39,7 @@ class Plannable(Protocol):
 
     def batch_plan(
         self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[Ids]]:
+    ) -> tuple[int, Iterator[BatchIds]]:
         """Worker ``worker``'s logical id and the ids of its batches."""
         ...
 
@@ -62,7 +65,7 @@ def step_plan(
     epoch: int,
     clock: Clock,
     fresh: bool,
-) -> Iterator[tuple[int, Ids]]:
+) -> Iterator[tuple[int, BatchIds]]:
     """Each batch of a run of the loader, in step order: ``(logical worker, ids)``.
 
     Args:
@@ -82,20 +85,21 @@ def step_plan(
         yield logical[torch_worker], ids
 
 
-def with_ids(batch: Any, ids: Ids) -> Any:
-    """A dict batch with its ids under ``"__ids__"``; any other batch as ``(batch, ids)``."""
+def with_ids(batch: Any, ids: BatchIds) -> Any:
+    """A dict batch with its ids under ``"__ids__"``; any other batch as ``(batch, ids)``.
+
+    The ids are an ``(n, 2)`` int64 tensor: row ``j`` is sample ``j``'s dataset and index.
+    """
+    carried = torch.from_numpy(ids)
     if isinstance(batch, dict):
-        batch[IDS_KEY] = ids
+        batch[IDS_KEY] = carried
         return batch
-    return batch, ids
+    return batch, carried
 
 
-def id_counts(ids: Ids, num_datasets: int) -> list[int]:
+def id_counts(ids: BatchIds, num_datasets: int) -> list[int]:
     """How many samples of each dataset ``ids`` names."""
-    counts = [0] * num_datasets
-    for position, _ in ids:
-        counts[position] += 1
-    return counts
+    return [int(count) for count in np.bincount(ids[:, 0], minlength=num_datasets)]
 
 
 def clock_of_epoch(  # noqa: PLR0917  # one call site, in the loader

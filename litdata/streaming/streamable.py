@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from litdata.streaming.batching import Ids, LoaderProgress
+from litdata.streaming.batching import BatchIds, Ids, LoaderProgress
 from litdata.streaming.plan import Topology
 from litdata.streaming.schedule import Clock
 
@@ -79,7 +79,7 @@ class Streamable(Protocol):
 
     def batch_plan(
         self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[Ids]]:
+    ) -> tuple[int, Iterator[BatchIds]]:
         """A worker's logical id and its batches' ids (see ``StreamingDataset.batch_plan``)."""
         ...
 

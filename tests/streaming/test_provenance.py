@@ -7,6 +7,7 @@ import torch
 from support.gloo import run_ranks
 
 import litdata as ld
+from litdata.streaming.provenance_log import read_log
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +23,12 @@ def pair(tmp_path_factory):
 def contents(batch):
     """What a batch holds, as ``(dataset index, sample index)``."""
     return [(1, i - 100_000) if i >= 100_000 else (0, i) for i in batch["id"].tolist()]
+
+
+def pairs(carried):
+    """The ``"__ids__"`` tensor as ``(dataset index, sample index)`` tuples."""
+    assert carried.dtype == torch.int64
+    return [tuple(row) for row in carried.tolist()]
 
 
 def build(pair, kind):
@@ -60,7 +67,7 @@ def test_batches_carry_their_ids(pair):
         build(pair, "mixture"), batch_size=10, num_workers=2, provenance=True
     )
     batches = list(loader)
-    assert all(batch["__ids__"] == contents(batch) for batch in batches)
+    assert all(pairs(batch["__ids__"]) == contents(batch) for batch in batches)
     assert all(isinstance(batch["id"], torch.Tensor) for batch in batches)
 
 
@@ -73,7 +80,7 @@ def test_a_batch_that_is_no_dict_comes_with_its_ids(pair):
         collate_fn=lambda samples: [s["id"] for s in samples],
     )
     for batch, ids in loader:
-        assert ids == [(0, i) for i in batch]
+        assert pairs(ids) == [(0, i) for i in batch]
 
 
 def test_ids_after_a_resume_are_the_rest(pair):
@@ -89,7 +96,7 @@ def test_ids_after_a_resume_are_the_rest(pair):
     for workers in (2, 4):  # the same workers, or more
         resumed = loader(workers)
         resumed.load_state_dict(head.state_dict())
-        assert all(batch["__ids__"] == contents(batch) for batch in resumed)
+        assert all(pairs(batch["__ids__"]) == contents(batch) for batch in resumed)
 
 
 def test_bad_steps(pair):
@@ -112,17 +119,19 @@ import pickle, sys
 import torch.distributed as dist
 import litdata as ld
 
-port, rank, world, a, b, out = sys.argv[1:7]
+port, rank, world, a, b, out, logs = sys.argv[1:8]
 rank, world = int(rank), int(world)
 dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
 try:
     mixture = ld.CombinedStreamingDataset(
         [ld.StreamingDataset(a, shuffle=True), ld.StreamingDataset(b, shuffle=True)],
         weights=[0.4, 0.6], iterate_over_all=False, seed=9)
-    loader = ld.StreamingDataLoader(mixture, batch_size=16, num_workers=2, provenance=True)
+    loader = ld.StreamingDataLoader(mixture, batch_size=16, num_workers=2, provenance=True,
+                                    provenance_dir=logs)
     epochs = []
     for epoch in (1, 2):
-        batches = [(batch["id"].tolist(), batch["__ids__"]) for batch in loader]
+        batches = [(batch["id"].tolist(), [tuple(r) for r in batch["__ids__"].tolist()])
+                   for batch in loader]
         planned = [[loader.batch_ids(s, epoch=epoch, rank=r) for s in range(len(batches))]
                    for r in range(world)]
         epochs.append({"batches": batches, "planned": planned})
@@ -136,9 +145,11 @@ finally:
 
 def test_two_ranks_two_workers_two_epochs(pair, tmp_path):
     a, b = pair
-    run_ranks(TRAINER, 2, str(a), str(b), str(tmp_path / "rank{}.pkl"))
+    run_ranks(TRAINER, 2, str(a), str(b), str(tmp_path / "rank{}.pkl"), str(tmp_path / "ids"))
     ranks = [pickle.loads((tmp_path / f"rank{r}.pkl").read_bytes()) for r in range(2)]
     for rank, epochs in enumerate(ranks):
+        logged = [r.ids for r in read_log(tmp_path / "ids" / f"rank-{rank}.ids")]
+        assert logged == [carried for epoch in epochs for _, carried in epoch["batches"]]
         for number, epoch in enumerate(epochs):
             held = [contents({"id": torch.tensor(ids)}) for ids, _ in epoch["batches"]]
             assert [carried for _, carried in epoch["batches"]] == held

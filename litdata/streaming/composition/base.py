@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from torch.utils.data import IterableDataset
 
-from litdata.streaming.batching import Ids, LoaderProgress, deliver, in_worker
+from litdata.streaming.batching import BatchIds, Ids, LoaderProgress, deliver, in_worker
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
@@ -162,7 +162,7 @@ class ComposedDataset(IterableDataset[Any]):
 
     def batch_plan(
         self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[Ids]]:
+    ) -> tuple[int, Iterator[BatchIds]]:
         """A worker's batches' ids without reading them (a subclass that can plans them).
 
         Raises:

@@ -12,7 +12,10 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
-from litdata.streaming.batching import Ids, LoaderProgress, id_batches
+import numpy as np
+import numpy.typing as npt
+
+from litdata.streaming.batching import BatchIds, Ids, LoaderProgress, id_batches
 from litdata.streaming.composition.base import ComposedDataset
 from litdata.streaming.composition.draws import Mixer
 from litdata.streaming.dataset import StreamingDataset
@@ -31,10 +34,10 @@ def _counts(segments: Sequence[Sequence[Segment]]) -> list[int]:
     return [sum(segment.count for segment in part) for part in segments]
 
 
-def _labelled(position: int, runs: Iterator[list[int]]) -> Iterator[tuple[int, int]]:
+def _labelled(position: int, runs: Iterator[npt.NDArray[np.int64]]) -> Iterator[tuple[int, int]]:
     """Child ``position``'s sample indices as ids."""
     for run in runs:
-        for index in run:
+        for index in run.tolist():
             yield position, index
 
 
@@ -270,7 +273,7 @@ class CombinedStreamingDataset(ComposedDataset):
 
     def batch_plan(
         self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[Ids]]:
+    ) -> tuple[int, Iterator[BatchIds]]:
         """The ids of the batches DataLoader worker ``worker`` of ``rank`` makes, reading none.
 
         See ``StreamingDataset.batch_plan``; the draws are the ones the worker makes.
