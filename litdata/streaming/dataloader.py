@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 from torch.utils.data import DataLoader
 
 from litdata.core.errors import LitdataWarning
@@ -29,11 +28,12 @@ from litdata.observe.profiling import (
     stop_in_main,
 )
 from litdata.streaming.agreement import check_ranks_agree
-from litdata.streaming.batching import BatchIds, Envelope, Ids, LoaderProgress, as_pairs
+from litdata.streaming.batching import BatchIds, Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
+from litdata.streaming.control import BatchControl, schedule_of
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
-from litdata.streaming.provenance import clock_of_epoch, id_counts, step_plan, with_ids
+from litdata.streaming.provenance import with_ids
 from litdata.streaming.provenance_log import ProvenanceLog
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
@@ -42,11 +42,6 @@ from litdata.streaming.streamable import Streamable
 from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
-
-
-def _schedule_of(dataset: object) -> object | None:
-    """The ``WeightSchedule`` a dataset follows, if any (only mixtures have one)."""
-    return getattr(dataset, "schedule", None)
 
 
 def _unwrap_nothing(envelope: Any) -> Any:
@@ -65,7 +60,7 @@ def _is_streamable(dataset: object) -> bool:
     return isinstance(dataset, ComposedDataset)
 
 
-class StreamingDataLoader(DataLoader[Any]):
+class StreamingDataLoader(DataLoader[Any], BatchControl):
     """A ``torch.utils.data.DataLoader`` for streaming datasets, with ``state_dict()``.
 
     Args:
@@ -266,7 +261,7 @@ class StreamingDataLoader(DataLoader[Any]):
         self._counts = [[0] * dataset.num_sources for _ in range(workers)]
         self._batches = [0] * workers
         self._latest_worker = -1
-        if _schedule_of(dataset) is not None:
+        if schedule_of(dataset) is not None:
             dataset.set_clock(self._clock)  # type: ignore[attr-defined]  # a scheduled mixture
 
     def _count(self, worker: int, counts: Sequence[int]) -> None:
@@ -345,111 +340,9 @@ class StreamingDataLoader(DataLoader[Any]):
         self._broken_off = False
         dataset.reset_state_dict()
 
-    def batch_ids(self, step: int, epoch: int | None = None, rank: int | None = None) -> Ids:
-        """The ``(dataset index, sample index)`` of each sample of a batch, reading none.
-
-        Computed from the plan for an epoch read from its start with this loader's settings
-        and topology (ranks, ``num_workers``, ``batch_size``), whatever epoch the loader is
-        in. ``dataset.datasets[d][i]`` (``ds[i]`` for a single dataset) is the sample.
-
-        Args:
-            step: The batch's position in the epoch (from 0), on that rank.
-            epoch: The epoch (from 1; default: the current one, or 1 before any).
-            rank: The rank (default: this process's).
-
-        Raises:
-            IndexError: The epoch has no such step on that rank.
-            ValueError: A negative step, an epoch below 1 or a rank outside the world.
-            TypeError: The dataset has no plan of batches (``ParallelStreamingDataset``).
-        """
-        for index, (_, ids) in enumerate(self._plan_of_epoch(epoch, rank, until=step)):
-            if index == step:
-                return as_pairs(ids)
-        raise IndexError(f"Epoch {epoch or max(1, self.current_epoch)} has no step {step} here.")
-
-    def _plan_of_epoch(
-        self, epoch: int | None, rank: int | None, until: int
-    ) -> Iterator[tuple[int, BatchIds]]:
-        own_rank, world = rank_and_world()
-        rank = own_rank if rank is None else rank
-        epoch = max(1, self.current_epoch) if epoch is None else epoch
-        if until < 0 or epoch < 1 or not 0 <= rank < world:
-            raise ValueError(
-                f"No batch at step {until} of epoch {epoch} on rank {rank}: steps count from 0, "
-                f"epochs from 1, and ranks are 0 to {world - 1}."
-            )
-        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
-        with self._own_settings() as dataset:
-            clock = clock_of_epoch(
-                dataset,
-                topology,
-                rank,
-                epoch,
-                self._epoch_clocks,
-                _schedule_of(dataset) is not None,
-            )
-            yield from step_plan(dataset, topology, rank=rank, epoch=epoch, clock=clock, fresh=True)
-
-    def replay(self, step: int, epoch: int | None = None) -> Any:
-        """The batch of ``step`` in ``epoch`` (default: the current one), read again.
-
-        The same samples in the same order, collated as the loader collates them (and with
-        their ids when ``provenance=True``); see ``batch_ids``.
-        """
-        ids = self.batch_ids(step, epoch)
-        with self._own_settings() as dataset:
-            batch = self._user_collate(dataset.read_ids(ids))
-        return with_ids(batch, np.asarray(ids, dtype=np.int64)) if self._provenance else batch
-
-    def skip(self, n_batches: int) -> int:
-        """Skip the next ``n_batches`` batches without reading them.
-
-        Call it between loops: after ``load_state_dict``, before the first loop, or after a
-        ``break`` (then the epoch that stopped continues after the skipped batches). The skip
-        is part of ``state_dict()``: resuming after it gives the batches that running through
-        would have given after the skipped ones.
-
-        Returns:
-            How many batches were skipped (fewer when the epoch ends first).
-
-        Raises:
-            ValueError: ``n_batches`` is negative.
-            RuntimeError: A loop over this loader is running.
-        """
-        if n_batches < 0:
-            raise ValueError(f"skip() takes a number of batches >= 0, got {n_batches}.")
-        if self._iterating:
-            raise RuntimeError(
-                "skip() was called while a loop over the loader runs: break out of the loop, "
-                "call skip(), then loop again (the epoch continues after the skipped batches)."
-            )
-        if self._broken_off:  # continue the epoch that stopped, not a new one
-            self.load_state_dict(self.state_dict())
-            self._broken_off = False
-        rank, world = rank_and_world()
-        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
-        skipped = 0
-        with self._own_settings() as dataset:
-            self._begin(dataset)
-            plan = step_plan(
-                dataset,
-                topology,
-                rank=rank,
-                epoch=self.current_epoch,
-                clock=self._clock,
-                fresh=False,
-            )
-            for logical, ids in plan:
-                if skipped == n_batches:
-                    break
-                self._count(logical, id_counts(ids, dataset.num_sources))
-                skipped += 1
-            self._load_state_dict(self._state_dict())
-        return skipped
-
     def _tracks_clock(self) -> bool:
         """Whether the state records the clock: for a schedule, or to number logged steps."""
-        return _schedule_of(self._streamable) is not None or self._provenance_dir is not None
+        return schedule_of(self._streamable) is not None or self._provenance_dir is not None
 
     def _clock_now(self) -> Clock:
         """Where training stands: the run's starting clock plus the batches delivered since."""
