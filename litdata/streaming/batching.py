@@ -14,13 +14,16 @@ from litdata.streaming.transport import pack
 __all__ = [
     "BatchIds",
     "Envelope",
+    "IdTaker",
     "Ids",
     "LoaderProgress",
     "as_pairs",
     "batches",
     "deliver",
-    "id_batches",
+    "id_row_batches",
     "in_worker",
+    "labelled",
+    "mixed_id_batches",
     "single_id_batches",
 ]
 
@@ -124,40 +127,73 @@ def deliver(
         yield from batches(runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs)
 
 
-def id_batches(
-    runs: Iterable[tuple[int, Ids]], batch_size: int, num_datasets: int, *, whole_runs: bool = False
-) -> Iterator[BatchIds]:
-    """The ids of each batch that ``batches`` makes of the same runs (of ids, not samples)."""
-    for envelope in batches(runs, batch_size, list, 0, num_datasets, whole_runs=whole_runs):
-        yield np.asarray(envelope.data, dtype=np.int64).reshape(-1, 2)
+def id_row_batches(blocks: Iterable[BatchIds], batch_size: int) -> Iterator[BatchIds]:
+    """Batches of ``batch_size`` rows (the last one shorter) of ``blocks`` of ids, as views."""
+    carry = np.zeros((0, 2), dtype=np.int64)
+    for block in blocks:
+        rows = np.concatenate((carry, block)) if len(carry) else block
+        whole = len(rows) - len(rows) % batch_size
+        yield from (rows[start : start + batch_size] for start in range(0, whole, batch_size))
+        carry = rows[whole:]
+    if len(carry):
+        yield carry
 
 
-def single_id_batches(
-    runs: Iterable[npt.NDArray[np.int64]], batch_size: int, block: int = 64
-) -> Iterator[BatchIds]:
-    """The ids of each batch of one dataset's runs of sample indices (as ``batches`` cuts them).
-
-    Runs are gathered into arrays of about ``block`` batches, which are yielded as views.
-    """
-    pending: list[npt.NDArray[np.int64]] = []
-    size = 0
-    for run in runs:
-        pending.append(run)
-        size += len(run)
-        if size >= block * batch_size:
-            ids = _of_dataset_zero(pending)
-            whole = len(ids) - len(ids) % batch_size
-            yield from (ids[start : start + batch_size] for start in range(0, whole, batch_size))
-            pending, size = [ids[whole:, 1]], len(ids) - whole
-    ids = _of_dataset_zero(pending)
-    yield from (ids[start : start + batch_size] for start in range(0, len(ids), batch_size))
-
-
-def _of_dataset_zero(parts: list[npt.NDArray[np.int64]]) -> BatchIds:
-    indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    ids = np.zeros((len(indices), 2), dtype=np.int64)
+def labelled(dataset: int, indices: npt.NDArray[np.int64]) -> BatchIds:
+    """The ids of sample ``indices`` of dataset ``dataset``."""
+    ids = np.empty((len(indices), 2), dtype=np.int64)
+    ids[:, 0] = dataset
     ids[:, 1] = indices
     return ids
+
+
+def single_id_batches(runs: Iterable[npt.NDArray[np.int64]], batch_size: int) -> Iterator[BatchIds]:
+    """The ids of each batch of one dataset's runs of sample indices (as ``batches`` cuts them)."""
+    return id_row_batches((labelled(0, run) for run in runs), batch_size)
+
+
+class IdTaker:
+    """Takes sample indices off a dataset's runs of them, so many at a time.
+
+    Args:
+        runs: The dataset's sample indices, in reading order, in runs.
+    """
+
+    def __init__(self, runs: Iterator[npt.NDArray[np.int64]]) -> None:
+        self._runs = runs
+        self._buffer = np.zeros(0, dtype=np.int64)
+
+    def take(self, count: int) -> npt.NDArray[np.int64]:
+        """The next ``count`` indices (fewer if the runs end)."""
+        parts = []
+        while count:
+            if not len(self._buffer):
+                run = next(self._runs, None)
+                if run is None:
+                    break
+                self._buffer = run
+            part = self._buffer[:count]
+            self._buffer = self._buffer[count:]
+            parts.append(part)
+            count -= len(part)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def mixed_id_batches(
+    drawn: Iterable[npt.NDArray[np.int64]], takers: Sequence[IdTaker], batch_size: int
+) -> Iterator[BatchIds]:
+    """The ids of each batch of a mixture's one-sample draws (blocks of their datasets)."""
+
+    def blocks() -> Iterator[BatchIds]:
+        for sources in drawn:
+            ids = np.empty((len(sources), 2), dtype=np.int64)
+            ids[:, 0] = sources
+            for dataset, taker in enumerate(takers):
+                mask = sources == dataset
+                ids[mask, 1] = taker.take(int(mask.sum()))
+            yield ids
+
+    return id_row_batches(blocks(), batch_size)
 
 
 def as_pairs(ids: BatchIds) -> Ids:

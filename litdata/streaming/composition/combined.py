@@ -9,15 +9,22 @@ a single dataset, exactly or elastically.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from litdata.streaming.batching import BatchIds, Ids, LoaderProgress, id_batches
+from litdata.streaming.batching import (
+    BatchIds,
+    Ids,
+    IdTaker,
+    LoaderProgress,
+    labelled,
+    mixed_id_batches,
+)
 from litdata.streaming.composition.base import ComposedDataset
-from litdata.streaming.composition.draws import Mixer
+from litdata.streaming.composition.draws import Mixer, Weights, draws
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker, worker_and_count
 from litdata.streaming.options import check_batch_size
@@ -32,13 +39,6 @@ _METHODS = ("stratified", "per_stream")
 def _counts(segments: Sequence[Sequence[Segment]]) -> list[int]:
     """Each child's number of items in its segments."""
     return [sum(segment.count for segment in part) for part in segments]
-
-
-def _labelled(position: int, runs: Iterator[npt.NDArray[np.int64]]) -> Iterator[tuple[int, int]]:
-    """Child ``position``'s sample indices as ids."""
-    for run in runs:
-        for index in run.tolist():
-            yield position, index
 
 
 def _check_schedule(schedule: WeightSchedule, count: int) -> WeightSchedule:
@@ -187,10 +187,8 @@ class CombinedStreamingDataset(ComposedDataset):
         """Where training stands as the loader starts a run (a schedule's position)."""
         self._clock = clock
 
-    def _draw_weights(
-        self, worker: int, topology: Topology, start: int, clock: Clock
-    ) -> Callable[[int], list[float] | None]:
-        """The weights of each draw of DataLoader worker ``worker`` (``None``: fixed ones).
+    def _draw_weights(self, worker: int, topology: Topology, start: int, clock: Clock) -> Weights:
+        """The weights of the draws of DataLoader worker ``worker`` in a run from draw ``start``.
 
         Draw ``d`` belongs to the worker's batch ``k`` of this run (a batch per draw with
         ``per_stream``, ``batch_size`` draws otherwise), which is loader step
@@ -198,43 +196,31 @@ class CombinedStreamingDataset(ComposedDataset):
         """
         schedule = self.schedule
         if schedule is None:
-            return lambda draw: None
+            fixed = np.asarray(self.weights, dtype=np.float64)
+            return lambda first, count: np.broadcast_to(fixed, (count, len(fixed)))
         per_batch = 1 if self.batching_method == "per_stream" else self._batch_sizes[0]
         size, world, workers = topology.batch_size, topology.world_size, topology.num_workers
 
-        def weights(draw: int) -> list[float]:
-            step = (draw - start) // per_batch * workers + worker
-            return schedule.at(clock.position(schedule.unit, step, size, world))
+        def weights(first: int, count: int) -> npt.NDArray[np.float64]:
+            batches = (np.arange(first, first + count) - start) // per_batch
+            rows = {
+                int(batch): schedule.at(
+                    clock.position(schedule.unit, int(batch) * workers + worker, size, world)
+                )
+                for batch in np.unique(batches)
+            }
+            return np.asarray([rows[int(batch)] for batch in batches.tolist()], dtype=np.float64)
 
         return weights
 
-    def _mix(
-        self,
-        streams: Sequence[Iterator[Any]],
-        left: list[int],
-        *,
-        logical: int,
-        start: int,
-        epoch: int,
-        weights: Callable[[int], list[float] | None],
-    ) -> Iterator[tuple[int, list[Any]]]:
-        """Runs ``(dataset, items)`` drawn from ``streams`` (samples, or their ids)."""
-        mixer = Mixer(self.weights, self.seed, epoch, logical)
+    def _draws(
+        self, left: Sequence[int], *, logical: int, start: int, epoch: int, weights: Weights
+    ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+        """Blocks of draws of logical worker ``logical``: their datasets and takes."""
         per_stream = self.batching_method == "per_stream"
-        draw, remaining = start, sum(left)
-        # iterate_over_all: an exhausted dataset leaves the draw; otherwise drawing it ends.
-        active = [count > 0 or not self.iterate_over_all for count in left]
-        while remaining:
-            source = mixer.choose(draw, active, weights(draw))
-            draw += 1
-            if left[source] == 0:
-                return
-            take = min(left[source], self._batch_sizes[source]) if per_stream else 1
-            left[source] -= take
-            remaining -= take
-            if left[source] == 0 and self.iterate_over_all:
-                active[source] = False
-            yield source, list(itertools.islice(streams[source], take))
+        takes = self._batch_sizes if per_stream else [1] * len(self.datasets)
+        mixer = Mixer(self.seed, epoch, logical)
+        return draws(mixer, left, takes, self.iterate_over_all, start, weights)
 
     def _segments(
         self, logical: int, topology: Topology, rank: int | None, epoch: int, fresh: bool
@@ -260,8 +246,13 @@ class CombinedStreamingDataset(ComposedDataset):
             for child, part in zip(self.datasets, segments, strict=True)
         ]
         weights = self._draw_weights(worker_and_count()[0], topology, start, self._clock)
-        runs = self._mix(
-            streams, _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
+        chosen = self._draws(
+            _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
+        )
+        runs = (
+            (source, list(itertools.islice(streams[source], take)))
+            for sources, takes in chosen
+            for source, take in zip(sources.tolist(), takes.tolist(), strict=True)
         )
         yield from self._stream(
             runs,
@@ -281,17 +272,22 @@ class CombinedStreamingDataset(ComposedDataset):
         logical = (worker + (0 if fresh else self._rotation(topology))) % topology.num_workers
         start = 0 if fresh else self._saved("draws", topology)[logical]
         segments = self._segments(logical, topology, rank, epoch, fresh)
-        streams = [
-            _labelled(position, child.segment_ids(part, epoch))
-            for position, (child, part) in enumerate(zip(self.datasets, segments, strict=True))
+        takers = [
+            IdTaker(child.segment_ids(part, epoch))
+            for child, part in zip(self.datasets, segments, strict=True)
         ]
         weights = self._draw_weights(worker, topology, start, clock)
-        runs = self._mix(
-            streams, _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
+        chosen = self._draws(
+            _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
         )
-        per_stream = self.batching_method == "per_stream"
-        batches = id_batches(runs, topology.batch_size, self.num_sources, whole_runs=per_stream)
-        return logical, batches
+        if self.batching_method == "per_stream":
+            return logical, (
+                labelled(source, takers[source].take(take))
+                for sources, takes in chosen
+                for source, take in zip(sources.tolist(), takes.tolist(), strict=True)
+            )
+        drawn = (sources for sources, _ in chosen)
+        return logical, mixed_id_batches(drawn, takers, topology.batch_size)
 
     def read_ids(self, ids: Ids) -> list[Any]:
         """The samples ``ids`` name, as streaming returns them."""
