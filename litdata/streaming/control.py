@@ -15,7 +15,13 @@ import numpy as np
 from litdata.streaming.batching import BatchIds, Ids, as_pairs
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
-from litdata.streaming.provenance import clock_of_epoch, id_counts, step_plan, with_ids
+from litdata.streaming.provenance import (
+    clock_of_epoch,
+    id_counts,
+    step_plan,
+    unplannable,
+    with_ids,
+)
 from litdata.streaming.schedule import Clock
 from litdata.streaming.streamable import Streamable
 
@@ -39,6 +45,7 @@ class _Loader(Protocol):
     _broken_off: bool
     _provenance: bool
     _user_collate: Callable[[list[Any]], Any]
+    dataset: Any
 
     def _own_settings(self) -> AbstractContextManager[Streamable]: ...
 
@@ -144,6 +151,8 @@ class BatchControl:
                 "skip() was called while a loop over the loader runs: break out of the loop, "
                 "call skip(), then loop again (the epoch continues after the skipped batches)."
             )
+        if not getattr(self.dataset, "plannable", False):
+            raise unplannable(self.dataset)  # before anything changes
         if self._broken_off:  # continue the epoch that stopped, not a new one
             self.load_state_dict(self.state_dict())
             self._broken_off = False

@@ -6,7 +6,7 @@ import copy
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 # Shuffles and subsets draw from numpy.random: load it with the class, not in the first batch.
 import numpy as np
@@ -414,6 +414,9 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                     reader.done_with(region.chunk)
         finally:  # an error, or a reader that stopped early: no fetch goes on behind its back
             reader.close()
+
+    #: ``batch_plan`` names the batches' samples.
+    plannable: ClassVar[bool] = True
 
     def batch_plan(
         self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool

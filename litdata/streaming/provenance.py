@@ -25,6 +25,7 @@ __all__ = [
     "id_counts",
     "in_turn",
     "step_plan",
+    "unplannable",
     "with_ids",
 ]
 
@@ -42,6 +43,15 @@ class Plannable(Protocol):
     ) -> tuple[int, Iterator[BatchIds]]:
         """Worker ``worker``'s logical id and the ids of its batches."""
         ...
+
+
+def unplannable(dataset: object) -> TypeError:
+    """The error for a dataset whose batches cannot be named without reading them."""
+    return TypeError(
+        f"{type(dataset).__name__} cannot name its batches' samples without reading them: "
+        f"batch_ids, replay, skip and provenance work with StreamingDataset and "
+        f"CombinedStreamingDataset."
+    )
 
 
 def in_turn(plans: Sequence[Iterator[T]]) -> Iterator[tuple[int, T]]:

@@ -110,8 +110,13 @@ def test_bad_steps(pair):
 def test_a_zip_has_no_plan(pair):
     a, b = pair
     zipped = ld.ParallelStreamingDataset([ld.StreamingDataset(a), ld.StreamingDataset(b)])
+    loader = ld.StreamingDataLoader(zipped, batch_size=4)
     with pytest.raises(TypeError, match="ParallelStreamingDataset cannot name"):
-        ld.StreamingDataLoader(zipped, batch_size=4).batch_ids(0)
+        loader.batch_ids(0)
+    with pytest.raises(TypeError, match="ParallelStreamingDataset cannot name"):
+        loader.skip(1)
+    assert loader.current_epoch == 0  # nothing changed
+    assert len(list(loader)) == len(loader)
 
 
 TRAINER = """

@@ -11,6 +11,7 @@ from litdata.streaming.batching import BatchIds, Ids, LoaderProgress, deliver, i
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
+from litdata.streaming.provenance import unplannable
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
 from litdata.streaming.state import validate_state
@@ -54,6 +55,8 @@ class ComposedDataset(IterableDataset[Any]):
     """
 
     state_key: ClassVar[str]
+    #: Whether ``batch_plan`` can name the batches' samples (a subclass that can says so).
+    plannable: ClassVar[bool] = False
 
     def __init__(
         self, datasets: Sequence[StreamingDataset], seed: int, force_override_state_dict: bool
@@ -168,7 +171,7 @@ class ComposedDataset(IterableDataset[Any]):
         Raises:
             TypeError: This composition has no such plan.
         """
-        raise self._unplannable()
+        raise unplannable(self)
 
     def read_ids(self, ids: Ids) -> list[Any]:
         """The samples ``ids`` name (see ``batch_plan``).
@@ -176,14 +179,7 @@ class ComposedDataset(IterableDataset[Any]):
         Raises:
             TypeError: This composition has no such plan.
         """
-        raise self._unplannable()
-
-    def _unplannable(self) -> TypeError:
-        return TypeError(
-            f"{type(self).__name__} cannot name its batches' samples without reading them: "
-            f"batch_ids, replay, skip and provenance work with StreamingDataset and "
-            f"CombinedStreamingDataset."
-        )
+        raise unplannable(self)
 
     # -- resume ----------------------------------------------------------------------------
     @property

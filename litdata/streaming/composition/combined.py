@@ -87,6 +87,7 @@ class CombinedStreamingDataset(ComposedDataset):
     """
 
     state_key: ClassVar[str] = "__mixture__"
+    plannable: ClassVar[bool] = True
 
     def __init__(  # noqa: PLR0917  # LitData's signature
         self,
