@@ -33,7 +33,7 @@ from litdata.streaming.collate import litdata_collate
 from litdata.streaming.control import BatchControl, schedule_of
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
-from litdata.streaming.provenance import with_ids
+from litdata.streaming.provenance import unplannable, with_ids
 from litdata.streaming.provenance_log import ProvenanceLog
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
@@ -127,6 +127,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             kwargs.pop("prefetch_factor", None)  # only meaningful with workers
         if args:
             raise TypeError("Pass StreamingDataLoader's options by keyword (batch_size=...).")
+        if (provenance or provenance_dir is not None) and not getattr(dataset, "plannable", False):
+            raise unplannable(dataset)
         self._shuffle, self._drop_last = shuffle, drop_last
         saved = dataset.settings()
         try:  # checks them now; they apply while this loader iterates or measures its epoch

@@ -117,6 +117,8 @@ def test_a_zip_has_no_plan(pair):
         loader.skip(1)
     assert loader.current_epoch == 0  # nothing changed
     assert len(list(loader)) == len(loader)
+    with pytest.raises(TypeError, match="ParallelStreamingDataset cannot name"):
+        ld.StreamingDataLoader(zipped, batch_size=4, provenance=True)
 
 
 TRAINER = """
