@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from litdata.streaming.composition.parallel import ParallelStreamingDataset
     from litdata.streaming.dataloader import StreamingDataLoader
     from litdata.streaming.dataset import StreamingDataset
+    from litdata.streaming.schedule import WeightSchedule
     from litdata.streaming.split import train_test_split
 
 __all__ = [
@@ -87,6 +88,7 @@ __all__ = [
     "Tiff",
     "TokensLoader",
     "Video",
+    "WeightSchedule",
     "__version__",
     "breakpoint",
     "build_keys_index",
@@ -155,6 +157,7 @@ _LAZY = {
     "CombinedStreamingDataset": "litdata.streaming.composition.combined",
     "ParallelStreamingDataset": "litdata.streaming.composition.parallel",
     "train_test_split": "litdata.streaming.split",
+    "WeightSchedule": "litdata.streaming.schedule",
     "StreamingRawDataset": "litdata.plugins.formats.raw.dataset",
     "list_media_folder": "litdata.plugins.formats.raw.media",
     "iter_webdataset_tar": "litdata.plugins.formats.webdataset.tars",

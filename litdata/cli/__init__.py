@@ -7,17 +7,18 @@ import sys
 from collections.abc import Sequence
 
 from litdata.__about__ import __version__
-from litdata.cli import bench, cache, inspect, optimize, plugins, trace, verify
+from litdata.cli import bench, cache, inspect, optimize, plugins, provenance, trace, verify
 
 __all__ = ["INTERRUPTED", "main"]
 
-_COMMANDS = (plugins, inspect, verify, cache, optimize, bench, trace)
+_COMMANDS = (plugins, inspect, verify, cache, optimize, bench, trace, provenance)
 
 _EXAMPLES = """examples:
   litdata inspect ./my-dataset          what a dataset holds
   litdata verify s3://bucket/data       check every chunk
   litdata bench ./my-dataset            samples/s per num_workers
   litdata trace convert litdata_debug.log -o trace.json.gz
+  litdata provenance ./ids --step 1200  the samples of a training step
 
 Run `litdata COMMAND --help` for a command's options. Exit status: 0 success, 1 a problem
 was found or the command failed, 2 wrong usage."""

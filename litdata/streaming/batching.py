@@ -6,9 +6,31 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from litdata.streaming.transport import pack
 
-__all__ = ["Envelope", "LoaderProgress", "batches", "deliver", "in_worker"]
+__all__ = [
+    "BatchIds",
+    "Envelope",
+    "IdTaker",
+    "Ids",
+    "LoaderProgress",
+    "as_pairs",
+    "batches",
+    "deliver",
+    "id_row_batches",
+    "in_worker",
+    "labelled",
+    "mixed_id_batches",
+    "single_id_batches",
+]
+
+#: What a batch holds: the ``(dataset index, sample index)`` of each of its samples, in order.
+Ids = list[tuple[int, int]]
+#: The same as an ``(n, 2)`` array of int64 (how plans carry them: cheap to make and log).
+BatchIds = npt.NDArray[np.int64]
 
 
 class Envelope(NamedTuple):
@@ -103,3 +125,77 @@ def deliver(
             yield from run
     else:
         yield from batches(runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs)
+
+
+def id_row_batches(blocks: Iterable[BatchIds], batch_size: int) -> Iterator[BatchIds]:
+    """Batches of ``batch_size`` rows (the last one shorter) of ``blocks`` of ids, as views."""
+    carry = np.zeros((0, 2), dtype=np.int64)
+    for block in blocks:
+        rows = np.concatenate((carry, block)) if len(carry) else block
+        whole = len(rows) - len(rows) % batch_size
+        yield from (rows[start : start + batch_size] for start in range(0, whole, batch_size))
+        carry = rows[whole:]
+    if len(carry):
+        yield carry
+
+
+def labelled(dataset: int, indices: npt.NDArray[np.int64]) -> BatchIds:
+    """The ids of sample ``indices`` of dataset ``dataset``."""
+    ids = np.empty((len(indices), 2), dtype=np.int64)
+    ids[:, 0] = dataset
+    ids[:, 1] = indices
+    return ids
+
+
+def single_id_batches(runs: Iterable[npt.NDArray[np.int64]], batch_size: int) -> Iterator[BatchIds]:
+    """The ids of each batch of one dataset's runs of sample indices (as ``batches`` cuts them)."""
+    return id_row_batches((labelled(0, run) for run in runs), batch_size)
+
+
+class IdTaker:
+    """Takes sample indices off a dataset's runs of them, so many at a time.
+
+    Args:
+        runs: The dataset's sample indices, in reading order, in runs.
+    """
+
+    def __init__(self, runs: Iterator[npt.NDArray[np.int64]]) -> None:
+        self._runs = runs
+        self._buffer = np.zeros(0, dtype=np.int64)
+
+    def take(self, count: int) -> npt.NDArray[np.int64]:
+        """The next ``count`` indices (fewer if the runs end)."""
+        parts = []
+        while count:
+            if not len(self._buffer):
+                run = next(self._runs, None)
+                if run is None:
+                    break
+                self._buffer = run
+            part = self._buffer[:count]
+            self._buffer = self._buffer[count:]
+            parts.append(part)
+            count -= len(part)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def mixed_id_batches(
+    drawn: Iterable[npt.NDArray[np.int64]], takers: Sequence[IdTaker], batch_size: int
+) -> Iterator[BatchIds]:
+    """The ids of each batch of a mixture's one-sample draws (blocks of their datasets)."""
+
+    def blocks() -> Iterator[BatchIds]:
+        for sources in drawn:
+            ids = np.empty((len(sources), 2), dtype=np.int64)
+            ids[:, 0] = sources
+            for dataset, taker in enumerate(takers):
+                mask = sources == dataset
+                ids[mask, 1] = taker.take(int(mask.sum()))
+            yield ids
+
+    return id_row_batches(blocks(), batch_size)
+
+
+def as_pairs(ids: BatchIds) -> Ids:
+    """``(dataset index, sample index)`` tuples of an ``(n, 2)`` array."""
+    return [(int(d), int(i)) for d, i in ids.tolist()]

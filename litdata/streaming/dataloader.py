@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from torch.utils.data import DataLoader
 
@@ -28,80 +28,20 @@ from litdata.observe.profiling import (
     stop_in_main,
 )
 from litdata.streaming.agreement import check_ranks_agree
-from litdata.streaming.batching import Envelope, LoaderProgress
+from litdata.streaming.batching import BatchIds, Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
+from litdata.streaming.control import BatchControl, schedule_of
 from litdata.streaming.distributed import rank_and_world
+from litdata.streaming.plan import Topology
+from litdata.streaming.provenance import unplannable, with_ids
+from litdata.streaming.provenance_log import ProvenanceLog
 from litdata.streaming.reprs import length_of, render
+from litdata.streaming.schedule import Clock
 from litdata.streaming.state_shape import require_loader_state
+from litdata.streaming.streamable import Streamable
 from litdata.streaming.transport import unpack, widen_pipe
 
 __all__ = ["Streamable", "StreamingDataLoader"]
-
-
-class Streamable(Protocol):
-    """What ``StreamingDataLoader`` needs of a dataset (StreamingDataset, Combined, Parallel)."""
-
-    @property
-    def resuming(self) -> bool:
-        """Whether a loaded state dict will shape the next iteration."""
-        ...
-
-    @property
-    def num_sources(self) -> int:
-        """How many datasets the loader counts samples of, in each ``Envelope``."""
-        ...
-
-    def set_epoch(self, epoch: int) -> None:
-        """Use ``epoch``'s order."""
-        ...
-
-    def set_shuffle(self, shuffle: Any) -> None:
-        """Change shuffling."""
-        ...
-
-    def set_drop_last(self, drop_last: bool) -> None:
-        """Change ``drop_last``."""
-        ...
-
-    def settings(self) -> Any:
-        """``shuffle`` and ``drop_last`` as set now (an opaque value)."""
-        ...
-
-    def restore_settings(self, saved: Any) -> None:
-        """Put back what ``settings()`` returned."""
-        ...
-
-    def set_batch_size(self, batch_size: int) -> None:
-        """Plan for this batch size."""
-        ...
-
-    def set_num_workers(self, num_workers: int) -> None:
-        """Plan for this many workers."""
-        ...
-
-    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
-        """Yield ``Envelope`` batches made with ``collate``."""
-        ...
-
-    def num_batches(self, num_workers: int, batch_size: int) -> int:
-        """Batches per epoch on this rank."""
-        ...
-
-    def agreement(self) -> dict[str, Any]:
-        """What every rank must agree on."""
-        ...
-
-    def reset_state_dict(self) -> None:
-        """Forget a loaded state."""
-        ...
-
-    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
-        """The dataset's part of the loader's state dict."""
-        ...
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Resume from the dataset's part of a state dict."""
-        ...
 
 
 def _unwrap_nothing(envelope: Any) -> Any:
@@ -120,7 +60,7 @@ def _is_streamable(dataset: object) -> bool:
     return isinstance(dataset, ComposedDataset)
 
 
-class StreamingDataLoader(DataLoader[Any]):
+class StreamingDataLoader(DataLoader[Any], BatchControl):
     """A ``torch.utils.data.DataLoader`` for streaming datasets, with ``state_dict()``.
 
     Args:
@@ -141,6 +81,11 @@ class StreamingDataLoader(DataLoader[Any]):
         profile_cprofile: Also write cProfile statistics of worker 0
             (``cprofile_worker0.prof`` and ``.txt``) and of the training loop
             (``cprofile_main.prof`` and ``.txt``). Only global rank 0 profiles.
+        provenance: Give each batch the ``(dataset index, sample index)`` of its samples, in
+            order: a dict batch gets them under ``"__ids__"``, any other batch comes as
+            ``(batch, ids)``. They are computed from the plan (see ``batch_ids``).
+        provenance_dir: Log every batch's epoch, step and ids there, one file per rank
+            (``rank-<R>.ids``); ``litdata provenance DIR --step N`` reads it back.
         **kwargs: Other ``DataLoader`` arguments (``pin_memory``, ``prefetch_factor``,
             ``multiprocessing_context``, ``worker_init_fn``...).
 
@@ -161,6 +106,8 @@ class StreamingDataLoader(DataLoader[Any]):
         profile_skip_batches: int = 0,
         profile_dir: str | os.PathLike[str] | None = None,
         profile_cprofile: bool = False,
+        provenance: bool = False,
+        provenance_dir: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if not _is_streamable(dataset):
@@ -180,6 +127,8 @@ class StreamingDataLoader(DataLoader[Any]):
             kwargs.pop("prefetch_factor", None)  # only meaningful with workers
         if args:
             raise TypeError("Pass StreamingDataLoader's options by keyword (batch_size=...).")
+        if (provenance or provenance_dir is not None) and not getattr(dataset, "plannable", False):
+            raise unplannable(dataset)
         self._shuffle, self._drop_last = shuffle, drop_last
         saved = dataset.settings()
         try:  # checks them now; they apply while this loader iterates or measures its epoch
@@ -190,6 +139,9 @@ class StreamingDataLoader(DataLoader[Any]):
         dataset.set_batch_size(batch_size)
         dataset.set_num_workers(num_workers)
         self._collate: Callable[[list[Any]], Any] = collate_fn or litdata_collate
+        self._user_collate = self._collate
+        self._provenance = provenance
+        self._provenance_dir = provenance_dir
         self._profile = ProfileSettings.create(
             profile_batches, profile_skip_batches, profile_dir, profile_cprofile
         )
@@ -204,6 +156,9 @@ class StreamingDataLoader(DataLoader[Any]):
         self._counts: list[list[int]] = []
         self._batches: list[int] = []
         self._latest_worker = -1
+        self._iterating = False
+        self._clock = Clock()  # where training stood when this run of the loader began
+        self._epoch_clocks: dict[int, Clock] = {}  # where it stood as each epoch began
         iterable: Any = dataset  # an IterableDataset; Streamable says what else it does
         super().__init__(
             iterable,
@@ -291,46 +246,92 @@ class StreamingDataLoader(DataLoader[Any]):
         with self._own_settings() as dataset:
             yield from self._epoch(dataset)
 
-    def _epoch(self, dataset: Streamable) -> Iterator[Any]:
-        """One epoch's batches (or the rest of one, when resuming)."""
+    def _begin(self, dataset: Streamable) -> None:
+        """Start the next run of the loader: a new epoch, or the rest of a resumed one."""
         if self._broken_off and getattr(dataset, "continues_after_break", False):
             self.load_state_dict(self.state_dict())  # pick the epoch up where it stopped
-        self._broken_off = True  # until the epoch's last batch
+        self._clock = self._clock_now()
         if not (self._restoring and dataset.resuming):
             self.current_epoch += 1
             dataset.reset_state_dict()
             dataset.set_epoch(self.current_epoch)
             self._base_samples = 0
+            self._epoch_clocks[self.current_epoch] = self._clock
         self._restoring = False
         self._epoch_finished = False
-        self._counts = []
         workers = max(1, self.num_workers)
-        packed = self.num_workers > 0  # only batches leaving a worker process are packed
+        self._counts = [[0] * dataset.num_sources for _ in range(workers)]
         self._batches = [0] * workers
         self._latest_worker = -1
+        if schedule_of(dataset) is not None:
+            dataset.set_clock(self._clock)  # type: ignore[attr-defined]  # a scheduled mixture
+
+    def _count(self, worker: int, counts: Sequence[int]) -> None:
+        """Count a batch of logical worker ``worker`` holding ``counts`` samples per dataset."""
+        self._batches[worker] += 1
+        mine = self._counts[worker]
+        for position, count in enumerate(counts):
+            mine[position] += count
+        self._latest_worker = worker
+
+    def _run_plan(self, dataset: Streamable) -> dict[int, Iterator[BatchIds]] | None:
+        """Each logical worker's batch ids for this run, when batches carry or log them."""
+        if not (self._provenance or self._provenance_dir):
+            return None
+        rank, world = rank_and_world()
+        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
+        plans = {}
+        for worker in range(topology.num_workers):
+            logical, ids = dataset.batch_plan(
+                worker,
+                topology,
+                rank=rank,
+                epoch=self.current_epoch,
+                clock=self._clock,
+                fresh=False,
+            )
+            plans[logical] = ids
+        return plans
+
+    def _epoch(self, dataset: Streamable) -> Iterator[Any]:
+        """One epoch's batches (or the rest of one, when resuming)."""
+        self._begin(dataset)
+        self._broken_off = True  # until the epoch's last batch
+        packed = self.num_workers > 0  # only batches leaving a worker process are packed
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
+        plans = self._run_plan(dataset)
+        rank = rank_and_world()[0]
+        log = None
+        if self._provenance_dir is not None:
+            log = ProvenanceLog(self._provenance_dir, rank, dataset.num_sources)
+        epoch_start = self._epoch_clocks.get(self.current_epoch, self._clock)
+        step = self._clock.step - epoch_start.step  # of the next batch, in the epoch
         dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
         base: Iterator[Any] = super().__iter__()  # the workers start here
         envelopes = hooks.wrap_batches(base, self.current_epoch)  # observers, once per epoch
         profiler = (
-            None
-            if self._profile is None
-            else start_in_main(self._profile, self.num_workers, rank_and_world()[0])
+            None if self._profile is None else start_in_main(self._profile, self.num_workers, rank)
         )
+        self._iterating = True
         try:
             for envelope in envelopes:
                 if not isinstance(envelope, Envelope):
                     raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
-                if not self._counts:
-                    self._counts = [[0] * len(envelope.counts) for _ in range(workers)]
-                self._batches[envelope.worker] += 1
-                counts = self._counts[envelope.worker]
-                for position, count in enumerate(envelope.counts):
-                    counts[position] += count
-                self._latest_worker = envelope.worker
-                yield unpack(envelope.data) if packed else envelope.data
+                self._count(envelope.worker, envelope.counts)
+                batch = unpack(envelope.data) if packed else envelope.data
+                if plans is not None:
+                    ids = next(plans[envelope.worker])
+                    if log is not None:
+                        log.write(self.current_epoch, step, ids)
+                    if self._provenance:
+                        batch = with_ids(batch, ids)
+                step += 1
+                yield batch
         finally:
+            self._iterating = False
+            if log is not None:
+                log.close()
             dataset.set_collate(None)
             close = getattr(envelopes, "close", None) if envelopes is not base else None
             if close is not None:  # a loop that broke off: observers end the epoch now
@@ -341,6 +342,15 @@ class StreamingDataLoader(DataLoader[Any]):
         self._broken_off = False
         dataset.reset_state_dict()
 
+    def _tracks_clock(self) -> bool:
+        """Whether the state records the clock: for a schedule, or to number logged steps."""
+        return schedule_of(self._streamable) is not None or self._provenance_dir is not None
+
+    def _clock_now(self) -> Clock:
+        """Where training stands: the run's starting clock plus the batches delivered since."""
+        world = rank_and_world()[1]
+        return self._clock.after(sum(self._batches), self.samples_per_batch, world)
+
     def state_dict(self) -> dict[str, Any]:
         """Where this epoch stands; pass it to ``load_state_dict`` to continue from here."""
         with self._own_settings():
@@ -349,7 +359,7 @@ class StreamingDataLoader(DataLoader[Any]):
     def _state_dict(self) -> dict[str, Any]:
         workers = max(1, self.num_workers)
         counts = self._counts or [[0] * self._streamable.num_sources for _ in range(workers)]
-        return {
+        state = {
             "dataset": self._streamable.loader_state(
                 LoaderProgress(
                     counts,
@@ -365,6 +375,11 @@ class StreamingDataLoader(DataLoader[Any]):
             "latest_worker_idx": self._latest_worker,
             "epoch_finished": self._epoch_finished,
         }
+        if self._tracks_clock():  # where training stands: a schedule's or the log's steps
+            state["clock"] = self._clock_now().to_json()
+            epoch_clock = self._epoch_clocks.get(self.current_epoch, Clock())
+            state["epoch_clock"] = epoch_clock.to_json()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Continue from ``state`` at the next iteration.
@@ -388,6 +403,14 @@ class StreamingDataLoader(DataLoader[Any]):
                 f"({length}): it belongs to another dataset."
             )
         self.current_epoch = int(state["current_epoch"])
+        if "clock" in state:  # a scheduled mixture's position in training
+            self._clock = Clock.from_json(state["clock"])
+            self._epoch_clocks[self.current_epoch] = Clock.from_json(state["epoch_clock"])
+        else:
+            self._clock = self._clock_now()
+        # What this loader delivered before is in the state now: count from it afresh.
+        self._batches, self._counts = [], []
+        self._latest_worker = int(state.get("latest_worker_idx", -1))
         if state.get("epoch_finished"):  # saved at the end of an epoch: the next one is whole
             self._streamable.reset_state_dict()
             self._restoring = False

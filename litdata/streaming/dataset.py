@@ -6,10 +6,12 @@ import copy
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 # Shuffles and subsets draw from numpy.random: load it with the class, not in the first batch.
-import numpy.random  # noqa: F401
+import numpy as np
+import numpy.random
+import numpy.typing as npt
 from torch.utils.data import IterableDataset
 
 from litdata.core.formats import ItemLoader
@@ -18,7 +20,14 @@ from litdata.core.registry import hooks
 from litdata.engine.opening import open_dataset
 from litdata.engine.reader import DatasetReader, position_of
 from litdata.engine.resolve import resolve
-from litdata.streaming.batching import LoaderProgress, deliver, in_worker
+from litdata.streaming.batching import (
+    BatchIds,
+    Ids,
+    LoaderProgress,
+    deliver,
+    in_worker,
+    single_id_batches,
+)
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.frames import FrameWindows
 from litdata.streaming.options import (
@@ -31,6 +40,7 @@ from litdata.streaming.plan import Segment, Topology, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
+from litdata.streaming.schedule import Clock
 from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.sized import SizedIterator
 from litdata.streaming.state import (
@@ -322,20 +332,47 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         return clone
 
     # -- iteration -------------------------------------------------------------------------
-    def worker_segments(self, logical: int, topology: Topology) -> list[Segment]:
-        """The segments worker ``logical`` of this rank reads this epoch (resume-aware)."""
-        rank, world = rank_and_world()
-        history = [Run.from_json(run) for run in (self._resume or {}).get("history", [])]
+    def worker_segments(
+        self,
+        logical: int,
+        topology: Topology,
+        *,
+        rank: int | None = None,
+        epoch: int | None = None,
+        fresh: bool = False,
+    ) -> list[Segment]:
+        """The segments worker ``logical`` of a rank reads in an epoch.
+
+        Args:
+            logical: The logical worker.
+            topology: Ranks, workers and batch size.
+            rank: The rank (default: this process's).
+            epoch: The epoch (default: the current one).
+            fresh: Plan the epoch from its start, ignoring a loaded state dict.
+        """
+        rank = rank_and_world()[0] if rank is None else rank
+        history = [] if fresh else (self._resume or {}).get("history", [])
         plan = plan_with_history(
             [region.size for region in self._regions.regions],
-            history,
+            [Run.from_json(run) for run in history],
             topology,
             seed=self.seed,
-            epoch=self.current_epoch,
-            drop_last=self.drop_last_for(world),
+            epoch=self.current_epoch if epoch is None else epoch,
+            drop_last=self.drop_last_for(topology.world_size),
             strategy=self.strategy,
         )
         return plan[rank * topology.num_workers + logical]
+
+    def segment_ids(
+        self, segments: Sequence[Segment], epoch: int
+    ) -> Iterator[npt.NDArray[np.int64]]:
+        """The dataset positions (``ds[i]``) of ``segments``' items in ``epoch``, reading none."""
+        strategy, regions = self.strategy, self._regions
+        for segment in segments:
+            size = regions.regions[segment.region].size
+            order = strategy.item_order(segment.region, size, self.seed, epoch)
+            part = order[segment.offset : segment.offset + segment.count]
+            yield regions.first(segment.region) + np.asarray(part, dtype=np.int64)
 
     def runs(self, segments: Sequence[Segment], size: int = RUN) -> Iterator[list[Any]]:
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
@@ -374,6 +411,35 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                     reader.done_with(region.chunk)
         finally:  # an error, or a reader that stopped early: no fetch goes on behind its back
             reader.close()
+
+    #: ``batch_plan`` names the batches' samples.
+    plannable: ClassVar[bool] = True
+
+    def batch_plan(
+        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
+    ) -> tuple[int, Iterator[BatchIds]]:
+        """The ids of the batches DataLoader worker ``worker`` of ``rank`` makes, reading none.
+
+        Args:
+            worker: The DataLoader worker (torch's id).
+            topology: Ranks, workers and batch size.
+            rank: The rank.
+            epoch: The epoch.
+            clock: Where training stood when the run began (unused: no schedule here).
+            fresh: The epoch from its start; otherwise the run a loaded state dict resumes.
+
+        Returns:
+            The worker's logical id (its batches' ``Envelope.worker``) and its batches' ids.
+        """
+        del clock
+        logical = (worker + (0 if fresh else self.rotation(topology))) % topology.num_workers
+        segments = self.worker_segments(logical, topology, rank=rank, epoch=epoch, fresh=fresh)
+        runs = self.segment_ids(segments, epoch)
+        return logical, single_id_batches(runs, topology.batch_size)
+
+    def read_ids(self, ids: Ids) -> list[Any]:
+        """The samples ``ids`` name (every dataset index is 0), as streaming returns them."""
+        return [self[index] for _, index in ids]
 
     def rotation(self, topology: Topology) -> int:
         """How far to rotate worker ids so a same-topology resume continues the round robin."""

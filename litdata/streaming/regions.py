@@ -42,6 +42,10 @@ class RegionIndex:
     def __len__(self) -> int:
         return self._ends[-1] if self._ends else 0
 
+    def first(self, region: int) -> int:
+        """The dataset position of region ``region``'s first item."""
+        return self._ends[region] - self.regions[region].size
+
     def locate(self, index: int) -> tuple[int, int]:
         """The ``(chunk, item in chunk)`` of dataset position ``index`` (``0 <= index < len``)."""
         position = bisect_right(self._ends, index)

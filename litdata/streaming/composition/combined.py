@@ -12,17 +12,41 @@ import itertools
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
-from litdata.streaming.batching import LoaderProgress
+import numpy as np
+import numpy.typing as npt
+
+from litdata.streaming.batching import (
+    BatchIds,
+    Ids,
+    IdTaker,
+    LoaderProgress,
+    labelled,
+    mixed_id_batches,
+)
 from litdata.streaming.composition.base import ComposedDataset
-from litdata.streaming.composition.draws import Mixer
+from litdata.streaming.composition.draws import Mixer, Weights, draws
 from litdata.streaming.dataset import StreamingDataset
-from litdata.streaming.distributed import logical_worker
+from litdata.streaming.distributed import logical_worker, worker_and_count
 from litdata.streaming.options import check_batch_size
-from litdata.streaming.plan import Topology
+from litdata.streaming.plan import Segment, Topology
+from litdata.streaming.schedule import Clock, WeightSchedule
 
 __all__ = ["CombinedStreamingDataset"]
 
 _METHODS = ("stratified", "per_stream")
+
+
+def _counts(segments: Sequence[Sequence[Segment]]) -> list[int]:
+    """Each child's number of items in its segments."""
+    return [sum(segment.count for segment in part) for part in segments]
+
+
+def _check_schedule(schedule: WeightSchedule, count: int) -> WeightSchedule:
+    if schedule.num_datasets != count:
+        raise ValueError(
+            f"The WeightSchedule weighs {schedule.num_datasets} datasets; the mixture has {count}."
+        )
+    return schedule
 
 
 def _check_weights(
@@ -52,6 +76,9 @@ class CombinedStreamingDataset(ComposedDataset):
         seed: Seeds the draws.
         weights: How often to draw from each dataset (normalised to add up to 1); by
             default proportional to the datasets' sizes. Only with ``iterate_over_all=False``.
+            Or a ``WeightSchedule``: weights that change with training progress, with either
+            setting of ``iterate_over_all`` (with ``True`` every dataset is still read to its
+            end: the schedule orders the draws while datasets have items left).
         iterate_over_all: Read every dataset to its end (an exhausted one is no longer drawn);
             otherwise the epoch ends when a drawn dataset is exhausted.
         batching_method: ``"stratified"`` (each sample drawn) or ``"per_stream"`` (each batch
@@ -60,18 +87,24 @@ class CombinedStreamingDataset(ComposedDataset):
     """
 
     state_key: ClassVar[str] = "__mixture__"
+    plannable: ClassVar[bool] = True
 
     def __init__(  # noqa: PLR0917  # LitData's signature
         self,
         datasets: Sequence[StreamingDataset],
         seed: int = 42,
-        weights: Sequence[float] | None = None,
+        weights: Sequence[float] | WeightSchedule | None = None,
         iterate_over_all: bool = True,
         batching_method: str = "stratified",
         force_override_state_dict: bool = False,
     ) -> None:
         super().__init__(datasets, seed, force_override_state_dict)
+        self.schedule: WeightSchedule | None = None
+        if isinstance(weights, WeightSchedule):
+            self.schedule = _check_schedule(weights, len(self.datasets))
+            weights = None
         self._weights = _check_weights(weights, len(self.datasets), iterate_over_all)
+        self._clock = Clock()
         if batching_method not in _METHODS:
             raise ValueError(f"batching_method must be one of {_METHODS}, got {batching_method!r}")
         self.iterate_over_all = iterate_over_all
@@ -80,7 +113,10 @@ class CombinedStreamingDataset(ComposedDataset):
 
     @property
     def weights(self) -> list[float]:
-        """The draw probability of each dataset."""
+        """The draw probability of each dataset (a schedule's at the start of the loader's run)."""
+        if self.schedule is not None:
+            unit = self.schedule.unit
+            return self.schedule.at(self._clock.step if unit == "steps" else self._clock.samples)
         if self._weights is not None:
             return self._weights
         sizes = [child.num_items for child in self.datasets]
@@ -134,7 +170,7 @@ class CombinedStreamingDataset(ComposedDataset):
 
     def _repr_fields(self) -> list[tuple[str, Any]]:
         return [
-            ("weights", self._weights),
+            ("weights", self.schedule or self._weights),
             ("iterate_over_all", self.iterate_over_all),
             ("batching_method", self.batching_method),
         ]
@@ -148,40 +184,77 @@ class CombinedStreamingDataset(ComposedDataset):
         return sum(counts)
 
     # -- iteration -------------------------------------------------------------------------
-    def _runs(
-        self, logical: int, topology: Topology, start: int
-    ) -> Iterator[tuple[int, list[Any]]]:
-        segments = [
+    def set_clock(self, clock: Clock) -> None:
+        """Where training stands as the loader starts a run (a schedule's position)."""
+        self._clock = clock
+
+    def _draw_weights(self, worker: int, topology: Topology, start: int, clock: Clock) -> Weights:
+        """The weights of the draws of DataLoader worker ``worker`` in a run from draw ``start``.
+
+        Draw ``d`` belongs to the worker's batch ``k`` of this run (a batch per draw with
+        ``per_stream``, ``batch_size`` draws otherwise), which is loader step
+        ``k * num_workers + worker`` after ``clock``.
+        """
+        schedule = self.schedule
+        if schedule is None:
+            fixed = np.asarray(self.weights, dtype=np.float64)
+            return lambda first, count: np.broadcast_to(fixed, (count, len(fixed)))
+        per_batch = 1 if self.batching_method == "per_stream" else self._batch_sizes[0]
+        size, world, workers = topology.batch_size, topology.world_size, topology.num_workers
+
+        def weights(first: int, count: int) -> npt.NDArray[np.float64]:
+            batches = (np.arange(first, first + count) - start) // per_batch
+            rows = {
+                int(batch): schedule.at(
+                    clock.position(schedule.unit, int(batch) * workers + worker, size, world)
+                )
+                for batch in np.unique(batches)
+            }
+            return np.asarray([rows[int(batch)] for batch in batches.tolist()], dtype=np.float64)
+
+        return weights
+
+    def _draws(
+        self, left: Sequence[int], *, logical: int, start: int, epoch: int, weights: Weights
+    ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+        """Blocks of draws of logical worker ``logical``: their datasets and takes."""
+        per_stream = self.batching_method == "per_stream"
+        takes = self._batch_sizes if per_stream else [1] * len(self.datasets)
+        mixer = Mixer(self.seed, epoch, logical)
+        return draws(mixer, left, takes, self.iterate_over_all, start, weights)
+
+    def _segments(
+        self, logical: int, topology: Topology, rank: int | None, epoch: int, fresh: bool
+    ) -> list[list[Segment]]:
+        return [
             child.worker_segments(
-                logical, Topology(topology.world_size, topology.num_workers, size)
+                logical,
+                Topology(topology.world_size, topology.num_workers, size),
+                rank=rank,
+                epoch=epoch,
+                fresh=fresh,
             )
             for child, size in zip(self.datasets, self._batch_sizes, strict=True)
         ]
-        left = [sum(segment.count for segment in part) for part in segments]
+
+    def __iter__(self) -> Iterator[Any]:
+        topology, logical = logical_worker(self._batch_sizes[0], self._rotation)
+        start = self._saved("draws", topology)[logical]
+        epoch = self.current_epoch
+        segments = self._segments(logical, topology, None, epoch, fresh=False)
         streams = [
             itertools.chain.from_iterable(child.runs(part))
             for child, part in zip(self.datasets, segments, strict=True)
         ]
-        mixer = Mixer(self.weights, self.seed, self.current_epoch, logical)
-        per_stream = self.batching_method == "per_stream"
-        draw, remaining = start, sum(left)
-        # iterate_over_all: an exhausted dataset leaves the draw; otherwise drawing it ends.
-        active = [count > 0 or not self.iterate_over_all for count in left]
-        while remaining:
-            source = mixer.choose(draw, active)
-            draw += 1
-            if left[source] == 0:
-                return
-            take = min(left[source], self._batch_sizes[source]) if per_stream else 1
-            left[source] -= take
-            remaining -= take
-            if left[source] == 0 and self.iterate_over_all:
-                active[source] = False
-            yield source, list(itertools.islice(streams[source], take))
-
-    def __iter__(self) -> Iterator[Any]:
-        topology, logical = logical_worker(self._batch_sizes[0], self._rotation)
-        runs = self._runs(logical, topology, self._saved("draws", topology)[logical])
+        weights = self._draw_weights(worker_and_count()[0], topology, start, self._clock)
+        chosen = self._draws(
+            _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
+        )
+        runs = (
+            (source, list(itertools.islice(streams[source], take)))
+            for sources, takes in chosen
+            for source, take in zip(sources.tolist(), takes.tolist(), strict=True)
+        )
         yield from self._stream(
             runs,
             self._batch_sizes[0],
@@ -189,6 +262,37 @@ class CombinedStreamingDataset(ComposedDataset):
             topology,
             whole_runs=self.batching_method == "per_stream",
         )
+
+    def batch_plan(
+        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
+    ) -> tuple[int, Iterator[BatchIds]]:
+        """The ids of the batches DataLoader worker ``worker`` of ``rank`` makes, reading none.
+
+        See ``StreamingDataset.batch_plan``; the draws are the ones the worker makes.
+        """
+        logical = (worker + (0 if fresh else self._rotation(topology))) % topology.num_workers
+        start = 0 if fresh else self._saved("draws", topology)[logical]
+        segments = self._segments(logical, topology, rank, epoch, fresh)
+        takers = [
+            IdTaker(child.segment_ids(part, epoch))
+            for child, part in zip(self.datasets, segments, strict=True)
+        ]
+        weights = self._draw_weights(worker, topology, start, clock)
+        chosen = self._draws(
+            _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
+        )
+        if self.batching_method == "per_stream":
+            return logical, (
+                labelled(source, takers[source].take(take))
+                for sources, takes in chosen
+                for source, take in zip(sources.tolist(), takes.tolist(), strict=True)
+            )
+        drawn = (sources for sources, _ in chosen)
+        return logical, mixed_id_batches(drawn, takers, topology.batch_size)
+
+    def read_ids(self, ids: Ids) -> list[Any]:
+        """The samples ``ids`` name, as streaming returns them."""
+        return [self.datasets[position][index] for position, index in ids]
 
     @property
     def num_sources(self) -> int:
@@ -199,7 +303,7 @@ class CombinedStreamingDataset(ComposedDataset):
     def _settings(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
-            "weights": self.weights,
+            "weights": self.weights if self.schedule is None else self.schedule.describe(),
             "iterate_over_all": self.iterate_over_all,
             "batching_method": self.batching_method,
         }

@@ -1,0 +1,178 @@
+"""What a loader does besides iterating: name a batch's samples, skip batches, replay one.
+
+All three work from the plan (see ``provenance``), reading no sample they do not return.
+``BatchControl`` is a part of ``StreamingDataLoader``; ``_Loader`` says what it uses of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+import numpy as np
+
+from litdata.streaming.batching import BatchIds, Ids, as_pairs
+from litdata.streaming.distributed import rank_and_world
+from litdata.streaming.plan import Topology
+from litdata.streaming.provenance import (
+    clock_of_epoch,
+    id_counts,
+    step_plan,
+    unplannable,
+    with_ids,
+)
+from litdata.streaming.schedule import Clock
+from litdata.streaming.streamable import Streamable
+
+__all__ = ["BatchControl", "schedule_of"]
+
+
+def schedule_of(dataset: object) -> object | None:
+    """The ``WeightSchedule`` a dataset follows, if any (only mixtures have one)."""
+    return getattr(dataset, "schedule", None)
+
+
+class _Loader(Protocol):
+    """What ``BatchControl`` uses of the loader it is part of."""
+
+    num_workers: int
+    samples_per_batch: int
+    current_epoch: int
+    _epoch_clocks: dict[int, Clock]
+    _clock: Clock
+    _iterating: bool
+    _broken_off: bool
+    _provenance: bool
+    _user_collate: Callable[[list[Any]], Any]
+    dataset: Any
+
+    def _own_settings(self) -> AbstractContextManager[Streamable]: ...
+
+    def _begin(self, dataset: Streamable) -> None: ...
+
+    def _count(self, worker: int, counts: Sequence[int]) -> None: ...
+
+    def _plan_of_epoch(
+        self, epoch: int | None, rank: int | None, until: int
+    ) -> Iterator[tuple[int, BatchIds]]: ...
+
+    def batch_ids(self, step: int, epoch: int | None = None, rank: int | None = None) -> Ids: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+    def _state_dict(self) -> dict[str, Any]: ...
+
+    def _load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class BatchControl:
+    """``batch_ids``, ``replay`` and ``skip`` of ``StreamingDataLoader``."""
+
+    def batch_ids(
+        self: _Loader, step: int, epoch: int | None = None, rank: int | None = None
+    ) -> Ids:
+        """The ``(dataset index, sample index)`` of each sample of a batch, reading none.
+
+        Computed from the plan for an epoch read from its start with this loader's settings
+        and topology (ranks, ``num_workers``, ``batch_size``), whatever epoch the loader is
+        in. ``dataset.datasets[d][i]`` (``ds[i]`` for a single dataset) is the sample.
+
+        Args:
+            step: The batch's position in the epoch (from 0), on that rank.
+            epoch: The epoch (from 1; default: the current one, or 1 before any).
+            rank: The rank (default: this process's).
+
+        Raises:
+            IndexError: The epoch has no such step on that rank.
+            ValueError: A negative step, an epoch below 1 or a rank outside the world.
+            TypeError: The dataset has no plan of batches (``ParallelStreamingDataset``).
+        """
+        for index, (_, ids) in enumerate(self._plan_of_epoch(epoch, rank, until=step)):
+            if index == step:
+                return as_pairs(ids)
+        raise IndexError(f"Epoch {epoch or max(1, self.current_epoch)} has no step {step} here.")
+
+    def _plan_of_epoch(
+        self: _Loader, epoch: int | None, rank: int | None, until: int
+    ) -> Iterator[tuple[int, BatchIds]]:
+        own_rank, world = rank_and_world()
+        rank = own_rank if rank is None else rank
+        epoch = max(1, self.current_epoch) if epoch is None else epoch
+        if until < 0 or epoch < 1 or not 0 <= rank < world:
+            raise ValueError(
+                f"No batch at step {until} of epoch {epoch} on rank {rank}: steps count from 0, "
+                f"epochs from 1, and ranks are 0 to {world - 1}."
+            )
+        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
+        with self._own_settings() as dataset:
+            clock = clock_of_epoch(
+                dataset,
+                topology,
+                rank,
+                epoch,
+                self._epoch_clocks,
+                schedule_of(dataset) is not None,
+            )
+            yield from step_plan(dataset, topology, rank=rank, epoch=epoch, clock=clock, fresh=True)
+
+    def replay(self: _Loader, step: int, epoch: int | None = None) -> Any:
+        """The batch of ``step`` in ``epoch`` (default: the current one), read again.
+
+        The same samples in the same order, collated as the loader collates them (and with
+        their ids when ``provenance=True``); see ``batch_ids``.
+        """
+        ids = self.batch_ids(step, epoch)
+        with self._own_settings() as dataset:
+            batch = self._user_collate(dataset.read_ids(ids))
+        return with_ids(batch, np.asarray(ids, dtype=np.int64)) if self._provenance else batch
+
+    def skip(self: _Loader, n_batches: int) -> int:
+        """Skip the next ``n_batches`` batches without reading them.
+
+        Call it between loops: after ``load_state_dict``, before the first loop, or after a
+        ``break`` (then the epoch that stopped continues after the skipped batches). The skip
+        is part of ``state_dict()``: resuming after it gives the batches that running through
+        would have given after the skipped ones.
+
+        Returns:
+            How many batches were skipped (fewer when the epoch ends first).
+
+        Raises:
+            ValueError: ``n_batches`` is negative.
+            RuntimeError: A loop over this loader is running.
+        """
+        if n_batches < 0:
+            raise ValueError(f"skip() takes a number of batches >= 0, got {n_batches}.")
+        if self._iterating:
+            raise RuntimeError(
+                "skip() was called while a loop over the loader runs: break out of the loop, "
+                "call skip(), then loop again (the epoch continues after the skipped batches)."
+            )
+        if not getattr(self.dataset, "plannable", False):
+            raise unplannable(self.dataset)  # before anything changes
+        if self._broken_off:  # continue the epoch that stopped, not a new one
+            self.load_state_dict(self.state_dict())
+            self._broken_off = False
+        rank, world = rank_and_world()
+        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
+        skipped = 0
+        with self._own_settings() as dataset:
+            self._begin(dataset)
+            plan = step_plan(
+                dataset,
+                topology,
+                rank=rank,
+                epoch=self.current_epoch,
+                clock=self._clock,
+                fresh=False,
+            )
+            for logical, ids in plan:
+                if skipped == n_batches:
+                    break
+                self._count(logical, id_counts(ids, dataset.num_sources))
+                skipped += 1
+            self._load_state_dict(self._state_dict())
+        return skipped
