@@ -27,7 +27,7 @@ from litdata.streaming.options import (
     check_options,
     check_transforms,
 )
-from litdata.streaming.plan import Segment, Topology, worker_sizes
+from litdata.streaming.plan import Segment, Topology, worker_plan, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
@@ -140,11 +140,11 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             cache_mode=cache_mode,
         )
         self.item_loader = self._reader.item_loader
-        regions = [
-            Region(position, 0, size) for position, size in enumerate(self._reader.chunk_sizes)
-        ]
+        regions = self._whole()
         if subsample != 1.0 or not isinstance(subsample, float):
-            regions = subsample_regions(regions, subsample, seed, bool(shuffle))
+            regions = RegionIndex(
+                subsample_regions(regions.regions, subsample, seed, bool(shuffle))
+            )
         self.shuffle = shuffle
         self._strategy: CheckedShuffle | None = choose_shuffle(shuffle, self._reader.root)
         self.drop_last = drop_last
@@ -158,9 +158,24 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         self._resume: dict[str, Any] | None = None
         self._set_regions(regions)
 
-    def _set_regions(self, regions: Sequence[Region]) -> None:
-        self._regions = RegionIndex(regions)
+    def _whole(self) -> RegionIndex:
+        """Every chunk, whole: the reader's arrays."""
+        return RegionIndex.whole_chunks(self._reader.chunk_sizes, self._reader.chunk_starts)
+
+    def _set_regions(self, regions: Sequence[Region] | RegionIndex) -> None:
+        self._regions = regions if isinstance(regions, RegionIndex) else RegionIndex(regions)
         self._identity: str | None = None  # computed when first asked for
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        if self._regions.whole:  # the reader's arrays again, not a copy of them
+            state["_regions"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if state.get("_regions") is None:
+            self._regions = self._whole()
 
     # -- configuration (StreamingDataLoader calls these) -------------------------------------
     def set_epoch(self, epoch: int) -> None:
@@ -232,9 +247,8 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         """The items each of this rank's workers reads per epoch."""
         rank, world = rank_and_world()
         topology = Topology(world, max(1, num_workers), batch_size)
-        sizes = [region.size for region in self._regions.regions]
         whole = self.strategy.whole_chunks
-        shares = worker_sizes(sizes, topology, self.drop_last_for(world), whole)
+        shares = worker_sizes(self._regions.sizes, topology, self.drop_last_for(world), whole)
         return shares[rank * topology.num_workers : (rank + 1) * topology.num_workers]
 
     def get_len(self, num_workers: int, batch_size: int) -> int:
@@ -329,32 +343,39 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         """The segments worker ``logical`` of this rank reads this epoch (resume-aware)."""
         rank, world = rank_and_world()
         history = [Run.from_json(run) for run in (self._resume or {}).get("history", [])]
+        worker = rank * topology.num_workers + logical
+        seed, epoch, drop_last = self.seed, self.current_epoch, self.drop_last_for(world)
+        sizes, strategy = self._regions.sizes, self.strategy
+        if not history:  # this worker's segments alone, computed on arrays
+            return worker_plan(
+                sizes,
+                topology,
+                worker,
+                seed=seed,
+                epoch=epoch,
+                drop_last=drop_last,
+                strategy=strategy,
+            )
         plan = plan_with_history(
-            [region.size for region in self._regions.regions],
-            history,
-            topology,
-            seed=self.seed,
-            epoch=self.current_epoch,
-            drop_last=self.drop_last_for(world),
-            strategy=self.strategy,
+            sizes, history, topology, seed=seed, epoch=epoch, drop_last=drop_last, strategy=strategy
         )
-        return plan[rank * topology.num_workers + logical]
+        return plan[worker]
 
     def runs(self, segments: Sequence[Segment], size: int = RUN) -> Iterator[list[Any]]:
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
         if not segments:  # nothing to read (an empty dataset needs no decoder)
             return
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
-        regions, reader = self._regions.regions, self._reader
+        regions, reader = self._regions, self._reader
         read: Callable[[Any, int], Any] = reader.decoder.read
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
-        chunks = [regions[segment.region].chunk for segment in segments]
+        chunks = [regions.region(segment.region).chunk for segment in segments]
         last_use = {chunk: number for number, chunk in enumerate(chunks)}
         reader.prefetch(chunks, self.max_pre_download)
         try:
             for number, segment in enumerate(segments):
-                region = regions[segment.region]
+                region = regions.region(segment.region)
                 order = strategy.item_order(segment.region, region.size, seed, epoch)
                 chunk = reader.chunk(region.chunk)
                 chunk.prefetch()  # the kernel reads the chunk ahead while we decode

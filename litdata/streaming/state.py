@@ -16,6 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from litdata.core.errors import LitdataWarning
 from litdata.core.index import DatasetIndex
 from litdata.streaming.plan import Plan, Topology, epoch_plan, redistribute, skip
@@ -86,7 +89,7 @@ def split_consumed(samples: int, topology: Topology) -> tuple[int, ...]:
 
 
 def plan_with_history(
-    sizes: Sequence[int],
+    sizes: Sequence[int] | npt.NDArray[np.int64],
     history: Sequence[Run],
     current: Topology,
     *,
