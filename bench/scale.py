@@ -33,6 +33,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,8 +45,16 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 RESULT = "SCALE_RESULT "
 PER_CHUNK = 10
+#: Chunk names hard-linked to one file (under the filesystem's limit).
+LINKS = 50_000
 BATCH = 64
 TOPOLOGIES = {"plan_64x8_ms": (64, 8), "plan_512x8_ms": (512, 8)}
+#: Seconds a plan may take before it is reported as at least that (LitData's at 10^6 chunks).
+PLAN_LIMIT_S = 120
+
+
+def _too_long(signum: int, frame: Any) -> None:
+    raise TimeoutError
 
 
 def _rss_mb() -> float:
@@ -105,6 +114,7 @@ def _plans(path: str, system: str) -> dict[str, float]:
     import litdata as ld
 
     out: dict[str, float] = {}
+    signal.signal(signal.SIGALRM, _too_long)
     ds = ld.StreamingDataset(path, shuffle=True, drop_last=True)
     for key, (ranks, workers) in TOPOLOGIES.items():
         start = time.perf_counter()
@@ -127,7 +137,14 @@ def _plans(path: str, system: str) -> dict[str, float]:
             cache = ds._create_cache(worker_env=_WorkerEnv.detect())
             shuffler = ds._create_shuffler(cache)
             environment = _DistributedEnv(ranks, ranks - 1, max(1, ranks // 8))
-            shuffler.get_chunks_and_intervals_per_workers(environment, workers, BATCH, 1)
+            signal.alarm(PLAN_LIMIT_S)
+            try:
+                shuffler.get_chunks_and_intervals_per_workers(environment, workers, BATCH, 1)
+            except TimeoutError:
+                out[key] = PLAN_LIMIT_S * 1e3  # at least: it did not finish
+                continue
+            finally:
+                signal.alarm(0)
         out[key] = (time.perf_counter() - start) * 1e3
     return out
 
@@ -206,10 +223,13 @@ def generate(root: Path, chunks: int) -> tuple[Path, Path]:
     config, data, nbytes = _template(root)
     folder.mkdir(parents=True)
     print(f"generating {chunks:,} chunks ...", flush=True)
-    source = folder / "chunk-0-0.bin"
-    source.write_bytes(data)
-    for i in range(1, chunks):
-        os.link(source, folder / f"chunk-0-{i}.bin")
+    for i in range(chunks):
+        target = folder / f"chunk-0-{i}.bin"
+        if i % LINKS == 0:  # a file has at most 65,000 links (ext4)
+            target.write_bytes(data)
+            source = target
+        else:
+            os.link(source, target)
     entries = ",".join(
         f'{{"chunk_bytes": {nbytes}, "chunk_size": {PER_CHUNK}, "dim": null, '
         f'"filename": "chunk-0-{i}.bin"}}'
@@ -224,7 +244,7 @@ def generate(root: Path, chunks: int) -> tuple[Path, Path]:
     (folder / "index.compact").write_bytes(compact_bytes(load_index(folder), index_digest(raw)))
     bare.mkdir()
     shutil.copy(folder / "index.json", bare / "index.json")
-    os.link(source, bare / "chunk-0-0.bin")
+    os.link(folder / "chunk-0-0.bin", bare / "chunk-0-0.bin")
     return folder, bare
 
 
