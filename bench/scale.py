@@ -393,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default="ours,litdata")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    # As run.py does: our checkout's modules compiled once, not in every child (as the peers').
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "litdata")], check=True)
     root = _root()
     cache = root / "cache"
     results: dict[int, dict[str, list[dict[str, Any]]]] = {}

@@ -36,6 +36,8 @@ _SPEED = {"xxh3_64": 0, "xxh64": 1, "xxh3_128": 2, "xxh128": 3, "xxh32": 4, "md5
 
 #: How a native ``index.json`` begins (its first key is ``chunks``, which no MDS index has).
 _NATIVE_START = re.compile(rb'\s*\{\s*"chunks"\s*:')
+#: The bytes of an ``index.json`` looked at to tell.
+_SNIFF = 256
 
 
 def _is_mds(raw: Any) -> bool:
@@ -48,10 +50,10 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
     if index is not None:
         return None
     try:
-        data = location.read(INDEX_FILENAME)
-        if _NATIVE_START.match(data):  # LitData's sorted keys: no need to parse it all
+        head, _ = location.read_ends(INDEX_FILENAME, _SNIFF)
+        if _NATIVE_START.match(head):  # LitData's sorted keys: no need to read it all
             return None
-        raw = json.loads(data)
+        raw = json.loads(location.read(INDEX_FILENAME))
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None  # not there, or not JSON: the native format reports it
     return FORMAT_NAME if _is_mds(raw) else None
