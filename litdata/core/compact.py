@@ -28,11 +28,12 @@ other keys go through ``index.json``'s own checks when the entry is first used.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -54,6 +55,7 @@ __all__ = [
     "COMPACT_VERSION",
     "ChunkTable",
     "StaleCompactError",
+    "chunks_fingerprint",
     "compact_bytes",
     "index_digest",
     "map_compact",
@@ -299,6 +301,33 @@ class ChunkTable(ChunkColumns):
 
     def __iter__(self) -> Iterator[ChunkEntry]:
         return (self.entry(i) for i in range(len(self)))
+
+
+def chunks_fingerprint(chunks: Sequence[ChunkEntry]) -> bytes:
+    """A SHA-256 of every chunk's name, counts and checksum (the compact index's columns).
+
+    The same for a mapped table (hashed as its columns lie, no entry made) and for the entries
+    it was built from.
+    """
+    blobs: tuple[bytes | memoryview, ...]
+    if isinstance(chunks, ChunkTable):
+        columns = (chunks.sizes, chunks.nbytes, *chunks._offsets[:2])
+        has = (chunks._flags & _HAS_CHECKSUM).astype(np.uint8)
+        blobs = (chunks._names, chunks._checks, has.tobytes())
+    else:
+        count = len(chunks)
+        name_at, names = _strings([c.filename.encode() for c in chunks])
+        check_at, checks = _strings([(c.checksum or "").encode() for c in chunks])
+        has = np.fromiter((c.checksum is not None for c in chunks), np.uint8, count)
+        sizes = np.fromiter((c.chunk_size for c in chunks), np.int64, count)
+        nbytes = np.fromiter((c.chunk_bytes for c in chunks), np.int64, count)
+        columns, blobs = (sizes, nbytes, name_at, check_at), (names, checks, has.tobytes())
+    digest = hashlib.sha256(len(chunks).to_bytes(8, "little"))
+    for column in columns:
+        digest.update(np.ascontiguousarray(column, "<i8").tobytes())
+    for blob in blobs:
+        digest.update(blob)
+    return digest.digest()
 
 
 def map_compact(path: str, digest: bytes, source: str) -> DatasetIndex:

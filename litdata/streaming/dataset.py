@@ -37,6 +37,7 @@ from litdata.streaming.state import (
     STATE_VERSION,
     Run,
     dataset_identity,
+    legacy_identity,
     plan_with_history,
     split_consumed,
     validate_state,
@@ -219,7 +220,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
     def identity(self) -> str:
         """A fingerprint of the dataset's contents and of the items this view reads."""
         if self._identity is None:
-            self._identity = dataset_identity(self._reader.index, self._regions.regions)
+            self._identity = dataset_identity(self._reader.index, self._regions)
         return self._identity
 
     @property
@@ -508,7 +509,12 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                 ``force_override_state_dict``).
         """
         require_dataset_state(state, "a StreamingDataset", None)
-        validate_state(state, self._settings(), self.force_override_state_dict)
+        validate_state(
+            state,
+            self._settings(),
+            self.force_override_state_dict,
+            lambda: legacy_identity(self._reader.index, self._regions.regions),
+        )
         self._resume = dict(state)
         self.current_epoch = int(state["current_epoch"])
 

@@ -12,6 +12,8 @@ import litdata as ld
 from litdata.core.compact import COMPACT_FILENAME, ChunkTable
 from litdata.core.index import INDEX_FILENAME, load_index
 from litdata.engine.cache.directory import cache_home
+from litdata.streaming.regions import RegionIndex
+from litdata.streaming.state import dataset_identity, legacy_identity
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +68,17 @@ def test_subsets_and_splits_read_the_same_items_as_before(many_chunks):
     assert len(train) + len(test) == 1000
     half = ld.StreamingDataset(str(many_chunks), subsample=0.5)
     assert len(half) == 500
+
+
+def test_the_identity_is_the_same_mapped_or_parsed_and_old_state_dicts_resume(many_chunks):
+    data = ld.StreamingDataset(str(many_chunks))
+    parsed = load_index(many_chunks / INDEX_FILENAME)  # what a read-only cache leaves in use
+    assert dataset_identity(parsed, data._regions) == data.identity
+    assert dataset_identity(parsed, RegionIndex(data._regions.regions)) == data.identity
+    state = data.state_dict(0, 0, 1)
+    old = {**state, "identity": legacy_identity(parsed, data._regions.regions)}
+    ld.StreamingDataset(str(many_chunks)).load_state_dict(old)  # saved by an earlier litdata
+    with pytest.raises(ValueError, match="different dataset"):
+        ld.StreamingDataset(str(many_chunks)).load_state_dict({**state, "identity": "0" * 16})
+    subset = data.subset([1, 2, 3])
+    assert subset.identity != data.identity
