@@ -9,7 +9,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 # Shuffles and subsets draw from numpy.random: load it with the class, not in the first batch.
-import numpy.random  # noqa: F401
+import numpy as np
+import numpy.random
+import numpy.typing as npt
 from torch.utils.data import IterableDataset
 
 from litdata.core.formats import ItemLoader
@@ -27,7 +29,7 @@ from litdata.streaming.options import (
     check_options,
     check_transforms,
 )
-from litdata.streaming.plan import Segment, Topology, worker_plan, worker_sizes
+from litdata.streaming.plan import Segment, Segments, Topology, worker_plan, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
@@ -340,7 +342,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         return clone
 
     # -- iteration -------------------------------------------------------------------------
-    def worker_segments(self, logical: int, topology: Topology) -> list[Segment]:
+    def worker_segments(self, logical: int, topology: Topology) -> Sequence[Segment]:
         """The segments worker ``logical`` of this rank reads this epoch (resume-aware)."""
         rank, world = rank_and_world()
         history = [Run.from_json(run) for run in (self._resume or {}).get("history", [])]
@@ -371,9 +373,12 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         read: Callable[[Any, int], Any] = reader.decoder.read
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
-        chunks = [regions.region(segment.region).chunk for segment in segments]
-        last_use = {chunk: number for number, chunk in enumerate(chunks)}
-        reader.prefetch(chunks, self.max_pre_download)
+        chunks = self._chunks_of(segments)
+        last_use = np.zeros(len(chunks), dtype=bool)  # where each chunk is read the last time
+        _, from_end = np.unique(chunks[::-1], return_index=True)
+        last_use[len(chunks) - 1 - from_end] = True
+        _, first_use = np.unique(chunks, return_index=True)
+        reader.prefetch(chunks[np.sort(first_use)].tolist(), self.max_pre_download)
         try:
             for number, segment in enumerate(segments):
                 region = regions.region(segment.region)
@@ -395,10 +400,19 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                         if transforms:
                             run = [self._transformed(sample) for sample in run]
                     yield run
-                if last_use[region.chunk] == number:  # done with this chunk for the epoch
+                if last_use[number]:  # done with this chunk for the epoch
                     reader.done_with(region.chunk)
         finally:  # an error, or a reader that stopped early: no fetch goes on behind its back
             reader.close()
+
+    def _chunks_of(self, segments: Sequence[Segment]) -> npt.NDArray[np.int64]:
+        """The chunk each segment reads (an array, from the plan's arrays when it has them)."""
+        if isinstance(segments, Segments):
+            regions = segments.regions
+        else:
+            regions = np.fromiter((s.region for s in segments), np.int64, len(segments))
+        chosen = self._regions.chunks
+        return regions if chosen is None else chosen[regions]
 
     def rotation(self, topology: Topology) -> int:
         """How far to rotate worker ids so a same-topology resume continues the round robin."""

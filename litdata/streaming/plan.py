@@ -12,9 +12,10 @@ left is either continued by the same workers (same topology) or dealt afresh to 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ from litdata.streaming.shuffles import CheckedShuffle
 
 __all__ = [
     "Segment",
+    "Segments",
     "Topology",
     "budgets",
     "epoch_plan",
@@ -59,6 +61,47 @@ class Segment:
 
 
 Plan = list[list[Segment]]
+
+
+class Segments(Sequence[Segment]):
+    """One worker's segments as three int64 arrays; each ``Segment`` is made when asked for.
+
+    What ``worker_plan`` returns: a worker of a million-chunk epoch gets its share without a
+    million objects made before its first batch.
+    """
+
+    def __init__(self, regions: Int64s, offsets: Int64s, counts: Int64s) -> None:
+        self.regions, self.offsets, self.counts = regions, offsets, counts
+
+    def __len__(self) -> int:
+        return len(self.regions)
+
+    @overload
+    def __getitem__(self, position: int) -> Segment: ...
+    @overload
+    def __getitem__(self, position: slice) -> Segments: ...
+    def __getitem__(self, position: int | slice) -> Segment | Segments:
+        if isinstance(position, slice):
+            return Segments(self.regions[position], self.offsets[position], self.counts[position])
+        return Segment(
+            int(self.regions[position]), int(self.offsets[position]), int(self.counts[position])
+        )
+
+    def __iter__(self) -> Iterator[Segment]:
+        arrays = (self.regions, self.offsets, self.counts)
+        columns = (np.ascontiguousarray(array, np.int64).data for array in arrays)
+        for region, offset, count in zip(*columns, strict=True):
+            yield Segment(region, offset, count)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence, compared by value
+
+    def taken(self, order: Sequence[int]) -> Segments:
+        """These segments in ``order`` (positions)."""
+        at = np.asarray(order, dtype=np.int64)
+        return Segments(self.regions[at], self.offsets[at], self.counts[at])
 
 
 def budgets(total: int, topology: Topology, drop_last: bool) -> list[int]:
@@ -127,16 +170,6 @@ def _stripes(sizes: Int64s, workers: int) -> Int64s:
     return np.minimum.accumulate(below - steps) + steps
 
 
-def _trim(segments: list[Segment], keep: int) -> list[Segment]:
-    kept: list[Segment] = []
-    for segment in segments:
-        if keep <= 0:
-            break
-        kept.append(Segment(segment.region, segment.offset, min(segment.count, keep)))
-        keep -= segment.count
-    return kept
-
-
 def _lockstep(totals: Sequence[int], topology: Topology) -> list[int]:
     """What each worker keeps of its stripe: whole batches, as many items on every rank."""
     batch, workers = topology.batch_size, topology.num_workers
@@ -165,11 +198,15 @@ class _Stripes:
         self.totals: list[int] = (sums[self.end] - sums[self.first]).tolist()
         self.keep = _lockstep(self.totals, topology) if drop_last else None
 
-    def segments(self, worker: int) -> list[Segment]:
+    def segments(self, worker: int) -> Segments:
         first, end = int(self.first[worker]), int(self.end[worker])
-        sizes = self.sizes[first:end].tolist()
-        segments = [Segment(first + i, 0, size) for i, size in enumerate(sizes)]
-        return segments if self.keep is None else _trim(segments, self.keep[worker])
+        counts = self.sizes[first:end]
+        regions = np.arange(first, end, dtype=np.int64)
+        if self.keep is not None:  # trimmed: each segment gets what is left of the keep
+            left = self.keep[worker] - (np.cumsum(counts) - counts)
+            kept = left > 0
+            regions, counts = regions[kept], np.minimum(counts[kept], left[kept])
+        return Segments(regions, np.zeros(len(regions), dtype=np.int64), counts)
 
     def shares(self) -> list[int]:
         return self.totals if self.keep is None else self.keep
@@ -184,23 +221,17 @@ class _Dealt:
         self.sums = _cumulative(self.sizes)
         self.bounds = _cumulative(np.asarray(shares, dtype=np.int64))
 
-    def segments(self, worker: int) -> list[Segment]:
+    def segments(self, worker: int) -> Segments:
         begin, end = int(self.bounds[worker]), int(self.bounds[worker + 1])
         if begin == end:
-            return []
+            return Segments(*(np.zeros(0, dtype=np.int64) for _ in range(3)))
         first = int(np.searchsorted(self.sums, begin, side="right")) - 1
         last = int(np.searchsorted(self.sums, end, side="left"))
         starts = self.sums[first:last]
         offsets = np.maximum(begin - starts, 0)
         counts = np.minimum(end - starts, self.sizes[first:last]) - offsets
-        regions = self.order[first:last].tolist()
-        return [
-            Segment(region, offset, count)
-            for region, offset, count in zip(
-                regions, offsets.tolist(), counts.tolist(), strict=True
-            )
-            if count > 0
-        ]
+        some = counts > 0
+        return Segments(self.order[first:last][some], offsets[some], counts[some])
 
 
 def _planner(
@@ -211,7 +242,7 @@ def _planner(
     epoch: int,
     drop_last: bool,
     strategy: CheckedShuffle,
-) -> Callable[[int], list[Segment]]:
+) -> Callable[[int], Segments]:
     """A function of a global worker giving its segments of the epoch (computed on arrays)."""
     array = np.asarray(sizes, dtype=np.int64)
     strategy = CheckedShuffle(strategy)  # as given, or a bare strategy (a test's, a contract's)
@@ -222,10 +253,10 @@ def _planner(
         order = strategy.chunk_permutation(len(array), seed, epoch)
         planned = _Dealt(array, budgets(int(array.sum()), topology, drop_last), order)
 
-    def segments(worker: int) -> list[Segment]:
+    def segments(worker: int) -> Segments:
         found = planned.segments(worker)
         order = strategy.worker_chunk_order(range(len(found)), seed, epoch, worker)
-        return [found[i] for i in order]
+        return found if order == range(len(found)) else found.taken(order)
 
     return segments
 
@@ -269,7 +300,7 @@ def epoch_plan(
     segments = _planner(
         sizes, topology, seed=seed, epoch=epoch, drop_last=drop_last, strategy=strategy
     )
-    return [segments(worker) for worker in range(topology.total_workers)]
+    return [list(segments(worker)) for worker in range(topology.total_workers)]
 
 
 def worker_plan(
@@ -281,7 +312,7 @@ def worker_plan(
     epoch: int,
     drop_last: bool,
     strategy: CheckedShuffle,
-) -> list[Segment]:
+) -> Segments:
     """``epoch_plan(...)[worker]``, without making any other worker's segments.
 
     The plan is computed on arrays (a sort, cumulative sums, searches), so its cost grows with
