@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 from litdata.core.protocols import Encryptor, Serializer
 
 if TYPE_CHECKING:
-    from litdata.core.index import ChunkEntry, DatasetIndex
+    from litdata.core.index import ChunkColumns, ChunkEntry, DatasetIndex
     from litdata.core.location import Location
 
 __all__ = [
     "ChunkChecker",
     "ChunkHandle",
+    "CountingDecoder",
     "ForeignFormat",
     "FormatAdapter",
     "ItemDecoder",
@@ -115,6 +116,20 @@ class WindowDecoder(Protocol):
         self, chunk: Any, position: int, start: int, frames: int, fields: Sequence[str] | None
     ) -> dict[str, Any]:
         """Frames ``[start, start + frames)`` of the chosen fields (all when ``None``)."""
+        ...
+
+
+@runtime_checkable
+class CountingDecoder(Protocol):
+    """A decoder that counts the items of every chunk at once, from the index's arrays.
+
+    What ``items_in_chunk`` gives each chunk, as one int64 array (the same checks, vectorised;
+    the first chunk that fails is refused as ``items_in_chunk`` refuses it). Opening a dataset
+    of millions of chunks then makes no Python object per chunk.
+    """
+
+    def item_counts(self, chunks: ChunkColumns) -> Any:
+        """The items of each chunk (an int64 array, possibly ``chunks.sizes`` itself)."""
         ...
 
 

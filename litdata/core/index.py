@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from abc import abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ __all__ = [
     "FORMAT_VERSION",
     "INDEX_FILENAME",
     "MAX_KEY_SHARDS",
+    "ChunkColumns",
     "ChunkEntry",
     "DatasetConfig",
     "DatasetIndex",
@@ -28,6 +30,7 @@ __all__ = [
     "index_bytes",
     "index_from_bytes",
     "load_index",
+    "parse_chunk",
     "parse_index",
     "write_index",
 ]
@@ -68,6 +71,39 @@ class ChunkEntry:
         if self.checksum is not None:
             data["checksum"] = self.checksum
         return data
+
+
+class ChunkColumns(Sequence[ChunkEntry]):
+    """A chunk list held as arrays (a mapped compact index), its counts checked when mapped.
+
+    Entries are made when asked for, each through the checks of an ``index.json`` entry;
+    whatever needs every chunk's counts reads the arrays instead.
+    """
+
+    @property
+    @abstractmethod
+    def sizes(self) -> Any:
+        """Each chunk's ``chunk_size`` (an int64 array)."""
+
+    @property
+    @abstractmethod
+    def nbytes(self) -> Any:
+        """Each chunk's ``chunk_bytes`` (an int64 array)."""
+
+    @property
+    @abstractmethod
+    def dims(self) -> Any:
+        """Each chunk's ``dim``, -1 where it has none (an int64 array)."""
+
+    @property
+    @abstractmethod
+    def starts(self) -> Any:
+        """The first item of each chunk, then the total (``len + 1`` int64 values)."""
+
+    @property
+    @abstractmethod
+    def total(self) -> int:
+        """The number of items of all chunks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +182,7 @@ class DatasetIndex:
     """
 
     config: DatasetConfig
-    chunks: tuple[ChunkEntry, ...]
+    chunks: Sequence[ChunkEntry]
     updated_at: str | None = None
     format_version: int | None = FORMAT_VERSION
     plugins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -156,15 +192,17 @@ class DatasetIndex:
     @property
     def num_items(self) -> int:
         """The number of items stored (``chunk_size`` summed over chunks)."""
+        if isinstance(self.chunks, ChunkColumns):
+            return self.chunks.total
         return sum(chunk.chunk_size for chunk in self.chunks)
 
     def to_json(self) -> dict[str, Any]:
         """The index as stored in ``index.json``."""
-        data: dict[str, Any] = {
-            **self.extra,
-            "chunks": [chunk.to_json() for chunk in self.chunks],
-            "config": self.config.to_json(),
-        }
+        return {**self.to_json_head(), "chunks": [chunk.to_json() for chunk in self.chunks]}
+
+    def to_json_head(self) -> dict[str, Any]:
+        """The index as stored in ``index.json``, without its ``chunks``."""
+        data: dict[str, Any] = {**self.extra, "config": self.config.to_json()}
         if self.keys is not None:
             data["keys"] = dict(self.keys)
         if self.updated_at is not None:
@@ -172,7 +210,10 @@ class DatasetIndex:
         if self.format_version is not None:
             data["format_version"] = self.format_version
         if self.plugins:
-            data["plugins"] = {kind: dict(names) for kind, names in self.plugins.items()}
+            data["plugins"] = {  # as parsed, whatever it holds (a plugin may be unknown here)
+                kind: dict(names) if isinstance(names, Mapping) else names
+                for kind, names in self.plugins.items()
+            }
         return data
 
 
@@ -184,7 +225,8 @@ def _require(condition: bool, source: str, problem: str) -> None:
         )
 
 
-def _parse_chunk(raw: Any, position: int, source: str) -> ChunkEntry:
+def parse_chunk(raw: Any, position: int, source: str) -> ChunkEntry:
+    """Validate and parse entry ``position`` of the chunks of the index at ``source``."""
     _require(isinstance(raw, dict), source, f"chunks[{position}] is not an object")
     filename = check_member(raw.get("filename"), where=source, field=f"chunks[{position}].filename")
     for key in ("chunk_size", "chunk_bytes"):
@@ -271,7 +313,7 @@ def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
     known = {"chunks", "config", "updated_at", "format_version", "plugins", "keys"}
     index = DatasetIndex(
         config=_parse_config(data.get("config"), source, empty=not chunks),
-        chunks=tuple(_parse_chunk(raw, i, source) for i, raw in enumerate(chunks)),
+        chunks=tuple(parse_chunk(raw, i, source) for i, raw in enumerate(chunks)),
         updated_at=None if updated_at is None else str(updated_at),
         format_version=version,
         plugins=plugins,
@@ -292,7 +334,9 @@ def check_index(index: DatasetIndex, source: str) -> DatasetIndex:
     anything by a count: each chunk names a file inside the dataset's folder (sub-folders
     allowed), its counts are non-negative integers and its ``dim`` positive; ``updated_at``
     (which names the cache folder) is a version token; the keys sidecar's shard count is
-    bounded. Formats bound item counts by the bytes that hold them in their decoders.
+    bounded. The counts of a mapped compact index (``ChunkColumns``) were checked as arrays
+    when it was mapped, and each of its entries is checked when made. Formats bound item
+    counts by the bytes that hold them in their decoders.
 
     Args:
         index: The index a format adapter returned.
@@ -302,7 +346,7 @@ def check_index(index: DatasetIndex, source: str) -> DatasetIndex:
         DatasetFormatError: A field is unsafe; the message names the file, field and value.
     """
     chunks = index.chunks
-    if not all(
+    if not isinstance(chunks, ChunkColumns) and not all(
         is_member(chunk.filename)
         and type(chunk.chunk_size) is int
         and type(chunk.chunk_bytes) is int

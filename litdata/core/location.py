@@ -151,6 +151,25 @@ class Location:
             self.storage.download(self.join(name), target)
             return Path(target).read_bytes()
 
+    def read_ends(self, name: str, size: int) -> tuple[bytes, bytes]:
+        """The first and the last ``size`` bytes of the object ``name`` (each whole if shorter).
+
+        A local file is read only there (a format sniffing a 100 MB ``index.json`` reads
+        kilobytes); a remote object is downloaded (once, while the storage is probing).
+
+        Raises:
+            FileNotFoundError: There is no such object.
+        """
+        local = self.local_path
+        if local is None:
+            data = self.read(name)
+            return data[:size], data[-size:]
+        with open(os.path.join(local, name), "rb") as handle:
+            head = handle.read(size)
+            end = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, end - size))
+            return head, handle.read(size)
+
     def write(self, name: str, data: bytes) -> None:
         """Publish ``data`` as the object ``name`` inside this location (atomically)."""
         local = self.local_path

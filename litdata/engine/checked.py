@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from litdata.core.errors import PluginValidationError
 from litdata.core.formats import FormatAdapter, ItemDecoder, ReadOptions
@@ -170,12 +172,25 @@ class CheckedFormat(Checked):
 
     def read_index(self, location: Location) -> DatasetIndex:
         """The plugin's index of the dataset at ``location``, checked (``check_index``)."""
-        index = self.plugin.read_index(location)
+        return self._checked_index(self.plugin.read_index(location), location, "read_index")
+
+    def read_cached_index(self, location: Location, home: Path, mode: int) -> DatasetIndex:
+        """As ``read_index``, through the plugin's ``read_cached_index`` when it has one.
+
+        A format that can keep a derived form of its index in the dataset's cache folder
+        ``home`` (files of ``mode``) has that method; the index is checked all the same.
+        """
+        read = getattr(self.plugin, "read_cached_index", None)
+        if read is None:
+            return self.read_index(location)
+        return self._checked_index(read(location, home, mode), location, "read_cached_index")
+
+    def _checked_index(self, index: Any, location: Location, method: str) -> DatasetIndex:
         if not isinstance(index, DatasetIndex):
             raise invalid(
                 self.kind,
                 self.plugin,
-                "read_index",
+                method,
                 f"returned {type(index).__name__} for {location.url} (not a DatasetIndex)",
             )
         return check_index(index, f"The index of {location.url}")
@@ -223,6 +238,15 @@ def _check(
     """``order`` (a range, or a list), after checking it is a permutation of ``expected``."""
     if isinstance(order, range) and order == expected:
         return order
+    array = _permutation(order, expected, strategy, method)
+    checked: list[int] = order if isinstance(order, list) else array.tolist()
+    return checked
+
+
+def _permutation(
+    order: Sequence[int], expected: Sequence[int], strategy: Any, method: str
+) -> npt.NDArray[np.int64]:
+    """``order`` as an int64 array, after checking it is a permutation of ``expected``."""
     array = np.asarray(order, dtype=np.int64)
     if isinstance(expected, range) and expected.start == 0 and expected.step == 1:
         count = len(expected)
@@ -248,8 +272,7 @@ def _check(
             f"returned {shown}, which is not a permutation of its {len(expected)} positions: "
             f"items would be read twice or never,",
         )
-    checked: list[int] = order if isinstance(order, list) else array.tolist()
-    return checked
+    return array
 
 
 class CheckedShuffle(Checked):
@@ -275,6 +298,16 @@ class CheckedShuffle(Checked):
         """The strategy's chunk order, checked."""
         order = self.strategy.chunk_order(num_chunks, seed, epoch)
         return _check(order, range(num_chunks), self.strategy, "chunk_order")
+
+    def chunk_permutation(self, num_chunks: int, seed: int, epoch: int) -> npt.NDArray[np.int64]:
+        """The strategy's chunk order as an int64 array, checked (no Python int per chunk).
+
+        A strategy returning a numpy array (or a range) is checked and used as it is.
+        """
+        order = self.strategy.chunk_order(num_chunks, seed, epoch)
+        if isinstance(order, range) and order == range(num_chunks):
+            return np.arange(num_chunks, dtype=np.int64)
+        return _permutation(order, range(num_chunks), self.strategy, "chunk_order")
 
     def worker_chunk_order(
         self, chunks: Sequence[int], seed: int, epoch: int, worker: int

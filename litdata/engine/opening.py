@@ -8,14 +8,17 @@ import logging
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
+from litdata.core import config
 from litdata.core.errors import DatasetNotFoundError, StorageError
 from litdata.core.formats import FormatAdapter
-from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
+from litdata.core.index import INDEX_FILENAME, ChunkColumns, DatasetIndex, index_from_bytes
 from litdata.core.location import Location, is_url
 from litdata.core.media_kinds import raw_files_hint
 from litdata.core.registry import hooks, registries
 from litdata.engine.cache.directory import cache_home, recall, remember
+from litdata.engine.compact_index import compact_index, fresh_copy, node_lock
 from litdata.engine.plugins import resolve_plugin
 from litdata.engine.resolve import relocate, resolve
 
@@ -25,6 +28,8 @@ logger = logging.getLogger(__name__)
 
 #: A name with glob characters: ``train-*.parquet``, ``part-?.jsonl``, ``shard-[0-3].bin``.
 _GLOB = re.compile(r"[*?\[]")
+#: The format whose index a node keeps as ``index.json`` (with its compact index).
+NATIVE = "chunks"
 #: Object names an error message shows.
 _SHOWN = 5
 
@@ -107,26 +112,50 @@ def open_dataset(
     if where.pattern is None and _GLOB.search(where.url.rpartition("/")[2]):
         where = where.parent()
     given = None if index_path is None else _read_index_file(where, os.fspath(index_path))
-    home = None if where.local_path is not None else cache_home(where.url, cache_dir)
-    try:
-        with where.storage.probing():  # every format looks at index.json: fetch it once
-            name, index, adapter, where = _detect(where, given)
-    except StorageError as error:
-        kept = recall(home) if home is not None else None
-        if kept is None:
-            raise
-        name, index = kept
-        logger.warning("%s is unreachable (%s); using the index kept in the cache", where, error)
-        return Dataset(where, index, resolve_plugin("formats", name))  # parsed: checked
-    if home is not None:
-        remember(home, name, index, cache_mode)
+    remote = where.local_path is None
+    home = cache_home(where.url, cache_dir)
+    mode = config.cache_mode() if cache_mode is None else cache_mode
+    if not remote:
+        return _found(where, given, home, mode)
+    with node_lock(home, mode):  # the ranks of a node: one of them asks the store
+        if given is None and where.pattern is None and fresh_copy(home):
+            return Dataset(
+                where, compact_index(where, home, mode), resolve_plugin("formats", NATIVE)
+            )
+        try:
+            return _found(where, given, home, mode)
+        except StorageError as error:
+            if (home / INDEX_FILENAME).exists():  # a native dataset's index, kept
+                index = compact_index(where, home, mode, offline=True)
+                name = NATIVE
+            else:
+                kept = recall(home)
+                if kept is None:
+                    raise
+                name, index = kept
+            logger.warning(
+                "%s is unreachable (%s); using the index kept in the cache", where, error
+            )
+            return Dataset(where, index, resolve_plugin("formats", name))  # parsed: checked
+
+
+def _found(where: Location, given: DatasetIndex | None, home: Path, mode: int) -> Dataset:
+    """The dataset at ``where`` as its store says now (a remote one's index remembered)."""
+    with where.storage.probing():  # every format looks at index.json: fetch it once
+        name, index, adapter, where = _detect(where, given, home, mode)
+    if where.local_path is None and not isinstance(index.chunks, ChunkColumns):
+        remember(home, name, index, mode)  # a native index is kept as index.json (compact)
     return Dataset(where, index, adapter)
 
 
 def _detect(
-    where: Location, given: DatasetIndex | None
+    where: Location, given: DatasetIndex | None, home: Path, mode: int
 ) -> tuple[str, DatasetIndex, FormatAdapter, Location]:
-    """The format of the dataset at ``where``, its index and adapter, and where its chunks are."""
+    """The format of the dataset at ``where``, its index and adapter, and where its chunks are.
+
+    ``home`` is the dataset's cache folder, where a format may keep a derived form of its
+    index (files of ``mode``).
+    """
     name = hooks.detect_format(where, given)
     file = name is None and where.pattern is None and _names_a_file(where)
     if file:
@@ -136,7 +165,7 @@ def _detect(
         raise _missing(where)
     adapter = resolve_plugin("formats", name)  # its index comes back checked
     try:
-        index = _matching(given or adapter.read_index(where), where)
+        index = _matching(given or adapter.read_cached_index(where, home, mode), where)
     except DatasetNotFoundError:
         if not file:
             raise

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from litdata.core.compact import COMPACT_FILENAME, compact_bytes, index_digest
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.core.index import (
     FORMAT_VERSION,
@@ -67,6 +68,8 @@ def publish_index(
 ) -> DatasetIndex:
     """Publish a new ``index.json`` at ``location`` listing ``chunks``, stamped with the time.
 
+    Its compact index (``index.compact``, :mod:`litdata.core.compact`) is published first.
+
     Args:
         location: The dataset's location.
         config: The dataset's config.
@@ -81,7 +84,10 @@ def publish_index(
     index = DatasetIndex(
         config, tuple(chunks), str(time.time()), FORMAT_VERSION, _plugins(plugin_sets), keys=keys
     )
-    location.write(INDEX_FILENAME, index_bytes(index))
+    data = index_bytes(index)
+    # The compact index first: index.json appears last, and with it a fresh compact index.
+    location.write(COMPACT_FILENAME, compact_bytes(index, index_digest(data)))
+    location.write(INDEX_FILENAME, data)
     return index
 
 

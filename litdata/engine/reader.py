@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import os
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from itertools import accumulate
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from litdata.core import config
 from litdata.core.errors import DatasetFormatError
-from litdata.core.formats import ChunkHandle, ItemDecoder, ItemLoader, ReadOptions, WindowDecoder
+from litdata.core.formats import (
+    ChunkHandle,
+    CountingDecoder,
+    ItemDecoder,
+    ItemLoader,
+    ReadOptions,
+    WindowDecoder,
+)
 from litdata.core.guards import is_count
-from litdata.core.index import DatasetIndex
+from litdata.core.index import ChunkColumns, DatasetIndex
 from litdata.core.location import Location
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.registry import hooks
@@ -106,13 +114,7 @@ class DatasetReader:
         )
         self._max_open = max_open_chunks
         self._decoder: ItemDecoder | None = None
-        #: The number of items in each chunk.
-        self.chunk_sizes = [self.decoder.items_in_chunk(chunk) for chunk in self.index.chunks]
-        if not all(map(is_count, self.chunk_sizes)):
-            raise self._bad_count()
-        self._ends = list(accumulate(self.chunk_sizes))
-        self._starts = [end - size for end, size in zip(self._ends, self.chunk_sizes, strict=True)]
-        self._length = self._ends[-1] if self._ends else 0
+        self._count_items()
         self._open: OrderedDict[int, ChunkHandle] = OrderedDict()
         self._prefetcher: Prefetcher | None = None
         self._ranged: RangedItems | None = None
@@ -121,18 +123,63 @@ class DatasetReader:
         #: Who reads (``"rank 0, worker 1"``), named in messages about slow chunks.
         self.reader_name = "this process"
 
-    def _bad_count(self) -> DatasetFormatError:
-        position, count = next((i, n) for i, n in enumerate(self.chunk_sizes) if not is_count(n))
+    def _count_items(self) -> None:
+        """Count each chunk's items, and where each chunk starts.
+
+        From the index's arrays when it has them (and the decoder counts that way), else
+        chunk by chunk.
+        """
+        chunks = self.index.chunks
+        decoder = self.decoder if len(chunks) else None  # an empty dataset needs none
+        if decoder is None:
+            counts = np.zeros(0, dtype=np.int64)
+            starts = _starts_of(counts)
+        elif isinstance(chunks, ChunkColumns) and isinstance(decoder, CountingDecoder):
+            counts = decoder.item_counts(chunks)
+            if not (
+                isinstance(counts, np.ndarray)
+                and counts.dtype == np.int64
+                and counts.shape == (len(chunks),)
+                and (not len(counts) or int(counts.min()) >= 0)
+            ):
+                raise self._bad_count(list(np.asarray(counts).ravel().tolist()))
+            starts = chunks.starts if counts is chunks.sizes else _starts_of(counts)
+        else:
+            sizes = [decoder.items_in_chunk(chunk) for chunk in chunks]
+            if not all(map(is_count, sizes)):
+                raise self._bad_count(sizes)
+            counts = np.asarray(sizes, dtype=np.int64)
+            starts = _starts_of(counts)
+        #: The number of items in each chunk (an int64 array).
+        self.chunk_sizes: npt.NDArray[np.int64] = counts
+        #: The first item of each chunk, and the number of items (``len(chunks) + 1`` values).
+        self.chunk_starts: npt.NDArray[np.int64] = starts
+        self._ends = starts[1:]
+        self._length = int(starts[-1])
+
+    def _bad_count(self, counts: Sequence[Any]) -> DatasetFormatError:
+        position, count = next(
+            ((i, n) for i, n in enumerate(counts) if not is_count(n)), (-1, counts)
+        )
         return DatasetFormatError(
             f"The {self.dataset.format.name!r} format says chunk {position} "
-            f"({self.index.chunks[position].filename}) of {self.root} holds {count!r} items, "
+            f"({self._chunk_url(position) if position >= 0 else '?'}) of {self.root} holds "
+            f"{count!r} items, "
             f"not a count. The dataset's index is malformed; re-create the dataset."
         )
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(_open=OrderedDict(), _decoder=None, _prefetcher=None, _ranged=None, _keys=None)
+        if isinstance(self.index.chunks, ChunkColumns):  # counted again from the mapped arrays
+            for name in ("chunk_sizes", "chunk_starts", "_ends"):
+                del state[name]
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "chunk_sizes" not in state:
+            self._count_items()
 
     def __len__(self) -> int:
         return self._length
@@ -180,7 +227,8 @@ class DatasetReader:
             oldest, handle = self._open.popitem(last=False)
             self._close(oldest, handle)
         self._open[chunk_index] = opened
-        hooks.chunk_opened(self._chunk_url(chunk_index), chunk_index, self.chunk_sizes[chunk_index])
+        size = int(self.chunk_sizes[chunk_index])
+        hooks.chunk_opened(self._chunk_url(chunk_index), chunk_index, size)
         return opened
 
     def _chunk_url(self, chunk_index: int) -> str:
@@ -263,12 +311,12 @@ class DatasetReader:
 
     def chunk_start(self, chunk_index: int) -> int:
         """The global index of the first item of chunk ``chunk_index``."""
-        return self._starts[chunk_index]
+        return int(self.chunk_starts[chunk_index])
 
     def __getitem__(self, index: int) -> Any:
         index = position_of(index, self._length)
-        chunk = bisect_right(self._ends, index)
-        return self.read(chunk, index - self._starts[chunk])
+        chunk = int(np.searchsorted(self._ends, index, side="right"))
+        return self.read(chunk, index - int(self.chunk_starts[chunk]))
 
     def find_key(self, key: Any) -> int:
         """The index of the sample whose key is ``key`` (the ``keys/`` sidecar, read lazily).
@@ -298,3 +346,10 @@ class DatasetReader:
         while self._open:
             chunk_index, handle = self._open.popitem()
             self._close(chunk_index, handle)
+
+
+def _starts_of(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``[0, counts[0], counts[0] + counts[1], ...]``: where each chunk's items begin."""
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return starts

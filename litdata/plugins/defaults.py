@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from litdata.core.index import INDEX_FILENAME, DatasetIndex
+from litdata.core.index import INDEX_FILENAME, ChunkColumns, ChunkEntry, DatasetIndex
 from litdata.core.location import scheme_of
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.engine.rank_indexes import rank_index_names
@@ -50,7 +51,7 @@ def litdata_shuffle_for(url: str, shuffle: bool) -> str | None:
 def litdata_default_item_loader(index: DatasetIndex | None) -> str | None:
     """PyTree items; token windows for an old index (no ``item_loader``) that counts tokens."""
     counted = index is not None and bool(index.chunks) and len(index.config.data_format) == 1
-    if counted and index is not None and all(chunk.dim is not None for chunk in index.chunks):
+    if counted and index is not None and _all_have_dims(index.chunks):
         return "TokensLoader"
     return "PyTreeLoader"
 
@@ -59,3 +60,9 @@ def litdata_default_item_loader(index: DatasetIndex | None) -> str | None:
 def litdata_default_executor() -> str | None:
     """Processes on this machine."""
     return "local"
+
+
+def _all_have_dims(chunks: Sequence[ChunkEntry]) -> bool:
+    if isinstance(chunks, ChunkColumns):
+        return bool((chunks.dims >= 0).all())
+    return all(chunk.dim is not None for chunk in chunks)

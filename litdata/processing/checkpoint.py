@@ -143,4 +143,4 @@ class Checkpoints:
 
 def _state(raw: dict[str, Any], source: str) -> WorkerState:
     index = parse_index(raw, source)
-    return WorkerState(int(raw["inputs_done"]), index.chunks, index.config)
+    return WorkerState(int(raw["inputs_done"]), tuple(index.chunks), index.config)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.chunks.names import parse_chunk_filename
+from litdata.core.compact import COMPACT_FILENAME
 from litdata.core.errors import DatasetExistsError, DatasetFormatError
 from litdata.core.formats import ItemLoader
 from litdata.core.index import INDEX_FILENAME, DatasetConfig, DatasetIndex, index_from_bytes
@@ -49,7 +50,15 @@ logger = logging.getLogger(__name__)
 
 MODES = (None, "append", "overwrite")
 STAGING = ".litdata-staging"
-_OURS = {INDEX_FILENAME, LOCK_FILENAME, CHECKPOINT_DIR, STAGING, KEYS_DIR, UPDATE_SCRATCH}
+_OURS = {
+    INDEX_FILENAME,
+    COMPACT_FILENAME,
+    LOCK_FILENAME,
+    CHECKPOINT_DIR,
+    STAGING,
+    KEYS_DIR,
+    UPDATE_SCRATCH,
+}
 _SHOWN = 5  # foreign files named in a refusal
 #: The writer settings an append must share with the dataset.
 _WRITER_KEYS = ("chunk_size", "chunk_bytes", "compression", "item_loader")

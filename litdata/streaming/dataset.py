@@ -36,7 +36,7 @@ from litdata.streaming.options import (
     check_options,
     check_transforms,
 )
-from litdata.streaming.plan import Segment, Topology, worker_sizes
+from litdata.streaming.plan import Segment, Segments, Topology, worker_plan, worker_sizes
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
@@ -47,6 +47,7 @@ from litdata.streaming.state import (
     STATE_VERSION,
     Run,
     dataset_identity,
+    legacy_identity,
     plan_with_history,
     split_consumed,
     validate_state,
@@ -150,11 +151,11 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             cache_mode=cache_mode,
         )
         self.item_loader = self._reader.item_loader
-        regions = [
-            Region(position, 0, size) for position, size in enumerate(self._reader.chunk_sizes)
-        ]
+        regions = self._whole()
         if subsample != 1.0 or not isinstance(subsample, float):
-            regions = subsample_regions(regions, subsample, seed, bool(shuffle))
+            regions = RegionIndex(
+                subsample_regions(regions.regions, subsample, seed, bool(shuffle))
+            )
         self.shuffle = shuffle
         self._strategy: CheckedShuffle | None = choose_shuffle(shuffle, self._reader.root)
         self.drop_last = drop_last
@@ -168,9 +169,24 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         self._resume: dict[str, Any] | None = None
         self._set_regions(regions)
 
-    def _set_regions(self, regions: Sequence[Region]) -> None:
-        self._regions = RegionIndex(regions)
+    def _whole(self) -> RegionIndex:
+        """Every chunk, whole: the reader's arrays."""
+        return RegionIndex.whole_chunks(self._reader.chunk_sizes, self._reader.chunk_starts)
+
+    def _set_regions(self, regions: Sequence[Region] | RegionIndex) -> None:
+        self._regions = regions if isinstance(regions, RegionIndex) else RegionIndex(regions)
         self._identity: str | None = None  # computed when first asked for
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        if self._regions.whole:  # the reader's arrays again, not a copy of them
+            state["_regions"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if state.get("_regions") is None:
+            self._regions = self._whole()
 
     # -- configuration (StreamingDataLoader calls these) -------------------------------------
     def set_epoch(self, epoch: int) -> None:
@@ -214,7 +230,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
     def identity(self) -> str:
         """A fingerprint of the dataset's contents and of the items this view reads."""
         if self._identity is None:
-            self._identity = dataset_identity(self._reader.index, self._regions.regions)
+            self._identity = dataset_identity(self._reader.index, self._regions)
         return self._identity
 
     @property
@@ -242,9 +258,8 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         """The items each of this rank's workers reads per epoch."""
         rank, world = rank_and_world()
         topology = Topology(world, max(1, num_workers), batch_size)
-        sizes = [region.size for region in self._regions.regions]
         whole = self.strategy.whole_chunks
-        shares = worker_sizes(sizes, topology, self.drop_last_for(world), whole)
+        shares = worker_sizes(self._regions.sizes, topology, self.drop_last_for(world), whole)
         return shares[rank * topology.num_workers : (rank + 1) * topology.num_workers]
 
     def get_len(self, num_workers: int, batch_size: int) -> int:
@@ -340,7 +355,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         rank: int | None = None,
         epoch: int | None = None,
         fresh: bool = False,
-    ) -> list[Segment]:
+    ) -> Sequence[Segment]:
         """The segments worker ``logical`` of a rank reads in an epoch.
 
         Args:
@@ -351,17 +366,26 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             fresh: Plan the epoch from its start, ignoring a loaded state dict.
         """
         rank = rank_and_world()[0] if rank is None else rank
-        history = [] if fresh else (self._resume or {}).get("history", [])
+        saved = [] if fresh else (self._resume or {}).get("history", [])
+        history = [Run.from_json(run) for run in saved]
+        worker = rank * topology.num_workers + logical
+        seed, drop_last = self.seed, self.drop_last_for(topology.world_size)
+        epoch = self.current_epoch if epoch is None else epoch
+        sizes, strategy = self._regions.sizes, self.strategy
+        if not history:  # this worker's segments alone, computed on arrays
+            return worker_plan(
+                sizes,
+                topology,
+                worker,
+                seed=seed,
+                epoch=epoch,
+                drop_last=drop_last,
+                strategy=strategy,
+            )
         plan = plan_with_history(
-            [region.size for region in self._regions.regions],
-            [Run.from_json(run) for run in history],
-            topology,
-            seed=self.seed,
-            epoch=self.current_epoch if epoch is None else epoch,
-            drop_last=self.drop_last_for(topology.world_size),
-            strategy=self.strategy,
+            sizes, history, topology, seed=seed, epoch=epoch, drop_last=drop_last, strategy=strategy
         )
-        return plan[rank * topology.num_workers + logical]
+        return plan[worker]
 
     def segment_ids(
         self, segments: Sequence[Segment], epoch: int
@@ -369,7 +393,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         """The dataset positions (``ds[i]``) of ``segments``' items in ``epoch``, reading none."""
         strategy, regions = self.strategy, self._regions
         for segment in segments:
-            size = regions.regions[segment.region].size
+            size = int(regions.sizes[segment.region])
             order = strategy.item_order(segment.region, size, self.seed, epoch)
             part = order[segment.offset : segment.offset + segment.count]
             yield regions.first(segment.region) + np.asarray(part, dtype=np.int64)
@@ -379,16 +403,19 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         if not segments:  # nothing to read (an empty dataset needs no decoder)
             return
         strategy, epoch, seed = self.strategy, self.current_epoch, self.seed
-        regions, reader = self._regions.regions, self._reader
+        regions, reader = self._regions, self._reader
         read: Callable[[Any, int], Any] = reader.decoder.read
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
-        chunks = [regions[segment.region].chunk for segment in segments]
-        last_use = {chunk: number for number, chunk in enumerate(chunks)}
-        reader.prefetch(chunks, self.max_pre_download)
+        chunks = self._chunks_of(segments)
+        last_use = np.zeros(len(chunks), dtype=bool)  # where each chunk is read the last time
+        _, from_end = np.unique(chunks[::-1], return_index=True)
+        last_use[len(chunks) - 1 - from_end] = True
+        _, first_use = np.unique(chunks, return_index=True)
+        reader.prefetch(chunks[np.sort(first_use)].tolist(), self.max_pre_download)
         try:
             for number, segment in enumerate(segments):
-                region = regions[segment.region]
+                region = regions.region(segment.region)
                 order = strategy.item_order(segment.region, region.size, seed, epoch)
                 chunk = reader.chunk(region.chunk)
                 chunk.prefetch()  # the kernel reads the chunk ahead while we decode
@@ -407,7 +434,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                         if transforms:
                             run = [self._transformed(sample) for sample in run]
                     yield run
-                if last_use[region.chunk] == number:  # done with this chunk for the epoch
+                if last_use[number]:  # done with this chunk for the epoch
                     reader.done_with(region.chunk)
         finally:  # an error, or a reader that stopped early: no fetch goes on behind its back
             reader.close()
@@ -440,6 +467,15 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
     def read_ids(self, ids: Ids) -> list[Any]:
         """The samples ``ids`` name (every dataset index is 0), as streaming returns them."""
         return [self[index] for _, index in ids]
+
+    def _chunks_of(self, segments: Sequence[Segment]) -> npt.NDArray[np.int64]:
+        """The chunk each segment reads (an array, from the plan's arrays when it has them)."""
+        if isinstance(segments, Segments):
+            regions = segments.regions
+        else:
+            regions = np.fromiter((s.region for s in segments), np.int64, len(segments))
+        chosen = self._regions.chunks
+        return regions if chosen is None else chosen[regions]
 
     def rotation(self, topology: Topology) -> int:
         """How far to rotate worker ids so a same-topology resume continues the round robin."""
@@ -550,7 +586,12 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
                 ``force_override_state_dict``).
         """
         require_dataset_state(state, "a StreamingDataset", None)
-        validate_state(state, self._settings(), self.force_override_state_dict)
+        validate_state(
+            state,
+            self._settings(),
+            self.force_override_state_dict,
+            lambda: legacy_identity(self._reader.index, self._regions.regions),
+        )
         self._resume = dict(state)
         self.current_epoch = int(state["current_epoch"])
 

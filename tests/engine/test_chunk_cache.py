@@ -7,8 +7,10 @@ import pytest
 
 import litdata as ld
 from litdata.core.chunks.names import decompressed_filename
+from litdata.core.index import DatasetConfig, DatasetIndex
 from litdata.engine.cache import chunks
 from litdata.engine.cache.chunks import ChunkCache
+from litdata.engine.cache.directory import LOCKS, version_dir
 from litdata.engine.cache.locks import ChunkLock
 from litdata.engine.resolve import resolve
 from litdata.plugins.formats.chunks.format import ChunksFormat
@@ -58,3 +60,13 @@ def test_a_fetch_stuck_in_another_process_is_a_chunk_wait_timeout(tmp_path, monk
         stuck.release()
     assert caught.value.path == str(target)
     assert isinstance(caught.value, FileNotFoundError)
+
+
+def test_a_new_version_keeps_the_locks_of_the_dataset_folder(tmp_path):
+    home = tmp_path / "home"
+    (home / LOCKS).mkdir(parents=True)
+    (home / LOCKS / "index.json.lock").touch()  # held by a rank opening the dataset now
+    (home / "0.5").mkdir()  # an older version's folder
+    version_dir(home, DatasetIndex(DatasetConfig(), (), updated_at="1.5"))
+    assert (home / LOCKS / "index.json.lock").exists()
+    assert not (home / "0.5").exists()

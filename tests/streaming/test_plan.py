@@ -2,6 +2,7 @@
 
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,7 +10,18 @@ from hypothesis import strategies as st
 from litdata.plugins.shuffle.full import FullShuffle
 from litdata.plugins.shuffle.none import NoShuffle
 from litdata.plugins.shuffle.window import WindowShuffle
-from litdata.streaming.plan import Topology, budgets, epoch_plan, redistribute, skip
+from litdata.streaming.plan import (
+    Segment,
+    Topology,
+    _deal,
+    _stripes,
+    budgets,
+    epoch_plan,
+    redistribute,
+    skip,
+    worker_plan,
+    worker_sizes,
+)
 
 STRATEGIES = {"none": NoShuffle(), "full": FullShuffle(), "window": WindowShuffle(4)}
 
@@ -135,3 +147,49 @@ def test_redistributed_remainder_is_exactly_the_unseen_items(sizes, old, new, dr
         assert after == unseen
     else:
         assert sum(unseen.values()) - sum(after.values()) < new.world_size * new.batch_size
+
+
+# -- the plan on arrays is the plan dealt one region at a time ---------------------------------
+def _stripes_one_by_one(sizes, workers):
+    """The whole-chunk stripes as first written: one region at a time (the oracle)."""
+    total, stripes, worker, prefix = sum(sizes), [[] for _ in range(workers)], 0, 0
+    for region, size in enumerate(sizes):
+        if stripes[worker] and prefix + size / 2 > (worker + 1) * total / workers:
+            worker = min(worker + 1, workers - 1)
+        stripes[worker].append(region)
+        prefix += size
+    return stripes
+
+
+def _dealt_one_by_one(sizes, topology, drop_last, strategy, seed, epoch):
+    order = list(strategy.chunk_order(len(sizes), seed, epoch))
+    pieces = [Segment(region, 0, sizes[region]) for region in order]
+    return _deal(pieces, budgets(sum(sizes), topology, drop_last))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=40), st.integers(1, 12))
+def test_stripes_on_arrays_match_one_by_one(sizes, workers):
+    owner = _stripes(np.asarray(sizes, dtype=np.int64), workers).tolist()
+    stripes = [[r for r, w in enumerate(owner) if w == worker] for worker in range(workers)]
+    assert stripes == _stripes_one_by_one(sizes, workers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(datasets, topologies, st.sampled_from(["none", "full"]), st.booleans(), st.integers(0, 5))
+def test_dealt_plan_on_arrays_matches_one_by_one(sizes, topology, name, drop_last, seed):
+    strategy = STRATEGIES[name]
+    plan = epoch_plan(sizes, topology, seed=seed, epoch=2, drop_last=drop_last, strategy=strategy)
+    assert plan == _dealt_one_by_one(sizes, topology, drop_last, strategy, seed, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(datasets, topologies, st.sampled_from(sorted(STRATEGIES)), st.booleans())
+def test_one_worker_plan_is_its_part_of_the_plan(sizes, topology, name, drop_last):
+    strategy = STRATEGIES[name]
+    options = {"seed": 3, "epoch": 1, "drop_last": drop_last, "strategy": strategy}
+    plan = epoch_plan(sizes, topology, **options)
+    for worker in range(topology.total_workers):
+        assert worker_plan(np.asarray(sizes), topology, worker, **options) == plan[worker]
+    shares = worker_sizes(sizes, topology, drop_last, strategy.whole_chunks)
+    assert shares == [sum(s.count for s in segments) for segments in plan]

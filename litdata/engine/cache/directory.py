@@ -1,10 +1,12 @@
 """Where a dataset's cached files live: ``<cache root>/<md5 of its URL>/<version>/``.
 
 The version is the index's ``updated_at``: a dataset rewritten under the same URL gets a new
-directory, and the directories of other versions are removed. A remote dataset's index (and
-its format) is kept in ``<cache root>/<md5 of its URL>/dataset.json``, so a warm cache opens
-with no network at all. ``<cache root>/<md5 of its URL>/source.txt`` names the dataset (its URL
-or path), so that ``litdata cache du`` can say which dataset each folder holds.
+directory, and the directories of other versions are removed. A remote dataset's index is
+kept there too, so a warm cache opens with no network at all: a native one as ``index.json``
+with its ``index.compact`` (see :mod:`litdata.engine.compact_index`), another format's in
+``dataset.json`` (with the format's name). ``<cache root>/<md5 of its URL>/source.txt`` names
+the dataset (its URL or path), so that ``litdata cache du`` can say which dataset each folder
+holds.
 
 The version comes from the dataset's index, so it must be a version token (checked when the
 index is read) and its folder is checked to resolve inside the dataset's cache folder before
@@ -30,8 +32,11 @@ _RECORD = "dataset.json"
 _SOURCE = "source.txt"
 #: The folder of a dataset's cache folder recording which in-place chunks passed their check.
 VERIFIED = "verified"
+#: The folder of a cache folder holding its files' locks (``ChunkLock``).
+LOCKS = ".locks"
 
 __all__ = [
+    "LOCKS",
     "VERIFIED",
     "cache_home",
     "flat_name",
@@ -163,7 +168,11 @@ def version_dir(
         record_source(home, url, mode)
     target = Path(inside(home, version, where=f"The cache folder of {home}"))
     for stale in home.iterdir():
-        if stale.is_dir() and not stale.is_symlink() and stale.name not in (version, VERIFIED):
+        if (
+            stale.is_dir()
+            and not stale.is_symlink()
+            and stale.name not in (version, VERIFIED, LOCKS)
+        ):
             shutil.rmtree(stale, ignore_errors=True)
     make_folder(target, mode)
     for partial in stale_temporaries(target):  # downloads of processes that were killed

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from litdata.core import config
 from litdata.core.registry import hooks
-from litdata.engine.cache.directory import make_folder
+from litdata.engine.cache.directory import LOCKS, make_folder
 
 __all__ = ["ChunkLock", "LockTimeoutError"]
 
@@ -39,7 +39,7 @@ class ChunkLock:
     __slots__ = ("_descriptor", "_file_mode", "mode", "path")
 
     def __init__(self, directory: Path, name: str, file_mode: int | None = None) -> None:
-        self.path = directory / ".locks" / f"{name}.lock"
+        self.path = directory / LOCKS / f"{name}.lock"
         self._descriptor: int | None = None
         self._file_mode = file_mode
         #: ``"shared"``, ``"exclusive"`` or ``None`` when not held.

@@ -10,6 +10,8 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
+
 from litdata.core.chunks.layout import read_offsets_in_range
 from litdata.core.errors import (
     ChunkCorruptError,
@@ -21,7 +23,7 @@ from litdata.core.errors import (
 )
 from litdata.core.formats import ReadOptions, SerializerChoice
 from litdata.core.guards import check_count
-from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.index import ChunkColumns, ChunkEntry, DatasetIndex
 from litdata.engine.chunk_file import ChunkFile
 from litdata.engine.encryption import decrypting, reader_encryptor
 from litdata.engine.items.pytree import (
@@ -239,6 +241,14 @@ class PyTreeDecoder:
             field=f"the chunk_size of {entry.filename}",
             most=entry.chunk_bytes // 4 - 2,
         )
+
+    def item_counts(self, chunks: ChunkColumns) -> Any:
+        """``items_in_chunk`` of every chunk: ``chunks.sizes`` itself, once checked."""
+        sizes = chunks.sizes
+        bad = np.flatnonzero(sizes > chunks.nbytes // 4 - 2)
+        if len(bad):
+            self.items_in_chunk(chunks[int(bad[0])])  # raises, naming the chunk
+        return sizes
 
     def open(self, path: str, entry: ChunkEntry) -> ChunkFile:
         """Map the chunk file (or decrypt a chunk-level encrypted one into memory)."""

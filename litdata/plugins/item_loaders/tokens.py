@@ -18,7 +18,7 @@ from litdata.core.chunks.layout import header_size
 from litdata.core.errors import DatasetFormatError, SampleError
 from litdata.core.formats import ReadOptions, SerializerChoice
 from litdata.core.guards import check_count
-from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.index import ChunkColumns, ChunkEntry, DatasetIndex
 from litdata.core.protocols import ElementSerializer
 from litdata.engine.chunk_file import ChunkFile
 from litdata.engine.encryption import decrypting, reader_encryptor
@@ -116,7 +116,12 @@ class TokensDecoder:
                 f"TokensLoader cuts windows out of headerless token arrays, but {options.where} "
                 f"stores {formats[0]!r}, which is not one. Open it without item_loader."
             )
-        if any(chunk.dim is None for chunk in index.chunks):
+        chunks = index.chunks
+        if (
+            bool(np.any(chunks.dims < 0))
+            if isinstance(chunks, ChunkColumns)
+            else any(chunk.dim is None for chunk in chunks)
+        ):
             raise DatasetFormatError(
                 f"TokensLoader needs the token count ('dim') of every chunk, but the index of "
                 f"{options.where} lacks it: the dataset was not written with "
@@ -146,6 +151,14 @@ class TokensDecoder:
         room = entry.chunk_bytes - header_size(entry.chunk_size)
         dim = check_count(entry.dim, where=where, field=field, most=room // self._element_size)
         return dim // self.block_size
+
+    def item_counts(self, chunks: ChunkColumns) -> Any:
+        """``items_in_chunk`` of every chunk, from the arrays."""
+        room = chunks.nbytes - 4 * (chunks.sizes + 2)  # what header_size() takes
+        bad = np.flatnonzero(chunks.dims > room // self._element_size)
+        if len(bad):
+            self.items_in_chunk(chunks[int(bad[0])])  # raises, naming the chunk
+        return chunks.dims // self.block_size
 
     def open(self, path: str, entry: ChunkEntry) -> ChunkFile:
         """Map the chunk file (or decrypt an encrypted one into memory)."""

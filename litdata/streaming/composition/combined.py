@@ -225,7 +225,7 @@ class CombinedStreamingDataset(ComposedDataset):
 
     def _segments(
         self, logical: int, topology: Topology, rank: int | None, epoch: int, fresh: bool
-    ) -> list[list[Segment]]:
+    ) -> list[Sequence[Segment]]:
         return [
             child.worker_segments(
                 logical,

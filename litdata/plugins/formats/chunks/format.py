@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from litdata.core.chunks.blocks import BlockTable
@@ -10,6 +11,7 @@ from litdata.core.errors import DatasetNotFoundError
 from litdata.core.formats import ItemDecoder, ReadOptions
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.location import Location
+from litdata.engine.compact_index import compact_index
 from litdata.engine.completion import complete_on_open
 from litdata.engine.items.loaders import loader_for
 
@@ -44,6 +46,16 @@ class ChunksFormat:
                 ) from None
             return merged
         return index_from_bytes(data, location.join(INDEX_FILENAME))
+
+    def read_cached_index(self, location: Location, home: Path, mode: int) -> DatasetIndex:
+        """The index through its compact form (mapped, or built once into ``home``).
+
+        See :mod:`litdata.engine.compact_index`; without ``index.json``, as ``read_index``.
+        """
+        try:
+            return compact_index(location, home, mode)
+        except FileNotFoundError:
+            return self.read_index(location)
 
     def decoder(self, index: DatasetIndex, options: ReadOptions) -> ItemDecoder:
         """The decoder of the item loader the index records (checked against the reader's)."""

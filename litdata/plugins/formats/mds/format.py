@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -33,6 +34,12 @@ MDS_VERSION = 2
 _SPEED = {"xxh3_64": 0, "xxh64": 1, "xxh3_128": 2, "xxh128": 3, "xxh32": 4, "md5": 5, "sha1": 6}
 
 
+#: How a native ``index.json`` begins (its first key is ``chunks``, which no MDS index has).
+_NATIVE_START = re.compile(rb'\s*\{\s*"chunks"\s*:')
+#: The bytes of an ``index.json`` looked at to tell.
+_SNIFF = 256
+
+
 def _is_mds(raw: Any) -> bool:
     return isinstance(raw, dict) and isinstance(raw.get("shards"), list) and "chunks" not in raw
 
@@ -43,6 +50,9 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
     if index is not None:
         return None
     try:
+        head, _ = location.read_ends(INDEX_FILENAME, _SNIFF)
+        if _NATIVE_START.match(head):  # LitData's sorted keys: no need to read it all
+            return None
         raw = json.loads(location.read(INDEX_FILENAME))
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None  # not there, or not JSON: the native format reports it

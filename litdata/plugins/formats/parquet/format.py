@@ -30,6 +30,8 @@ __all__ = ["ParquetFormat", "index_parquet_dataset", "litdata_detect_format"]
 _REMOTE_READS = 16
 #: How an index.json written for Parquet files is recognised without parsing it.
 _MARK = f'"{LOADER_NAME}"'.encode()
+#: The bytes at each end of an ``index.json`` looked at for it (its config is at the end).
+_SNIFF = 1 << 20
 
 
 class ParquetFormat:
@@ -76,7 +78,8 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
     if index is not None:
         return ParquetFormat.name if index.config.item_loader == LOADER_NAME else None
     if location.storage.exists(location.join(INDEX_FILENAME)):
-        found = _MARK in location.read(INDEX_FILENAME)
+        head, tail = location.read_ends(INDEX_FILENAME, _SNIFF)  # keys sorted: config is last
+        found = _MARK in head or _MARK in tail
         return ParquetFormat.name if found else None
     try:
         names = location.names()

@@ -1,0 +1,425 @@
+"""The ``scale`` row: opening datasets of 10^4-10^6 chunks, ours vs LitData, in one run.
+
+Each dataset holds ``chunks`` chunks of 10 samples ``{"x": int32[4], "y": int}``, generated
+directly in the writer's layout: one real chunk written by our ``write_dataset`` is hard-linked
+under every chunk name, and ``index.json`` is LitData's (no checksums), so both systems read the
+very same files (ours also gets the ``index.compact`` our writers publish beside it). Per
+system, size and repeat, fresh processes (imports done before the clock starts) measure:
+
+- ``open``: ``StreamingDataset(path)`` + ``len`` + one ``ds[i]``; then the p50 of 1,000 random
+  ``ds[i]`` (each checked), the peak RSS and what opening added to it;
+- ``first batch`` with 0 and 2 workers: from building dataset and ``StreamingDataLoader``
+  (shuffled, batch 64) to the first batch; with 2 workers the PSS of the main process and of
+  each worker then;
+- ``plan``: one reader's share of a shuffled epoch for 64x8 and 512x8 simulated readers (ranks x
+  workers), a pure function here (ours ``worker_plan``; LitData its shuffler's
+  ``get_chunks_and_intervals_per_workers``);
+- ours only: the first open of a dataset without ``index.compact`` (LitData's), which builds it
+  into the cache.
+
+    python bench/scale.py [--sizes 10000,100000,1000000] [--repeats 1] [--out FILE]
+
+Writes ``bench/results/<date>-scale.md`` and ``...-scale.png`` (open time against chunks,
+log-log). MosaicML Streaming is not measured here (its own shards would need its writer for
+10^6 shards; see the note in the results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+RESULT = "SCALE_RESULT "
+PER_CHUNK = 10
+#: Chunk names hard-linked to one file (under the filesystem's limit).
+LINKS = 50_000
+BATCH = 64
+TOPOLOGIES = {"plan_64x8_ms": (64, 8), "plan_512x8_ms": (512, 8)}
+#: Seconds a plan may take before it is reported as at least that (LitData's at 10^6 chunks).
+PLAN_LIMIT_S = 120
+
+
+def _too_long(signum: int, frame: Any) -> None:
+    raise TimeoutError
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _pss_mb(pid: int) -> float:
+    sys.path.insert(0, str(BENCH))
+    import memory
+
+    return memory.pss_kib(pid) / 1e3
+
+
+def _right(item: Any, index: int) -> bool:
+    position = index % PER_CHUNK
+    return int(item["y"]) == position and [int(v) for v in item["x"]] == [position] * 4
+
+
+# -- children -----------------------------------------------------------------------------------
+
+
+def child_open(path: str, system: str) -> dict[str, Any]:
+    """Open, len, one ds[i]; random ds[i] p50; memory; plan times."""
+    import litdata as ld
+
+    streaming_dataset = ld.StreamingDataset
+    before = _rss_mb()
+    start = time.perf_counter()
+    ds = streaming_dataset(path)
+    count = len(ds)
+    first = ds[count // 2]
+    opened = time.perf_counter() - start
+    wrong = int(not _right(first, count // 2))
+    rss_open = _rss_mb() - before
+    indices = random.Random(3).sample(range(count), 1000)
+    times = []
+    for index in indices:
+        t0 = time.perf_counter()
+        item = ds[index]
+        times.append(time.perf_counter() - t0)
+        wrong += int(not _right(item, index))
+    times.sort()
+    result = {
+        "items": count,
+        "open_s": opened,
+        "getitem_p50_us": times[len(times) // 2] * 1e6,
+        "rss_added_by_open_mb": rss_open,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3,
+        "wrong": wrong,
+    }
+    result.update(_plans(path, system))
+    return result
+
+
+def _plans(path: str, system: str) -> dict[str, float]:
+    import litdata as ld
+
+    out: dict[str, float] = {}
+    signal.signal(signal.SIGALRM, _too_long)
+    ds = ld.StreamingDataset(path, shuffle=True, drop_last=True)
+    for key, (ranks, workers) in TOPOLOGIES.items():
+        start = time.perf_counter()
+        if system == "ours":
+            from litdata.streaming.plan import Topology, worker_plan
+
+            topology = Topology(ranks, workers, BATCH)
+            worker_plan(
+                ds._regions.sizes,
+                topology,
+                topology.total_workers - 1,
+                seed=42,
+                epoch=1,
+                drop_last=True,
+                strategy=ds.strategy,
+            )
+        else:
+            from litdata.utilities.env import _DistributedEnv, _WorkerEnv
+
+            cache = ds._create_cache(worker_env=_WorkerEnv.detect())
+            shuffler = ds._create_shuffler(cache)
+            environment = _DistributedEnv(ranks, ranks - 1, max(1, ranks // 8))
+            signal.alarm(PLAN_LIMIT_S)
+            try:
+                shuffler.get_chunks_and_intervals_per_workers(environment, workers, BATCH, 1)
+            except TimeoutError:
+                out[key] = PLAN_LIMIT_S * 1e3  # at least: it did not finish
+                continue
+            finally:
+                signal.alarm(0)
+        out[key] = (time.perf_counter() - start) * 1e3
+    return out
+
+
+def child_batch(path: str, workers: int) -> dict[str, Any]:
+    """Dataset + loader to the first batch; PSS of the main process and the workers then."""
+    import litdata as ld
+
+    streaming_dataset, loader_class = ld.StreamingDataset, ld.StreamingDataLoader
+    start = time.perf_counter()
+    ds = streaming_dataset(path, shuffle=True)
+    loader = loader_class(ds, batch_size=BATCH, num_workers=workers)
+    batches = iter(loader)  # kept: its workers stay alive to be measured
+    batch = next(batches)
+    elapsed = time.perf_counter() - start
+    sys.path.insert(0, str(BENCH))
+    import memory
+
+    pids = [pid for pid in memory.descendants(os.getpid()) if pid != os.getpid()]
+    worker_pss = [memory.pss_kib(pid) / 1e3 for pid in pids]
+    return {
+        "first_batch_s": elapsed,
+        "main_pss_mb": _pss_mb(os.getpid()),
+        "worker_pss_mb": max(worker_pss) if worker_pss else 0.0,
+        "batch_items": len(batch["y"]),
+    }
+
+
+def child_build(path: str) -> dict[str, Any]:
+    """Ours only: the first open of a dataset without a compact index (built into the cache)."""
+    import litdata as ld
+
+    streaming_dataset = ld.StreamingDataset
+    start = time.perf_counter()
+    ds = streaming_dataset(path)
+    len(ds)
+    built = time.perf_counter() - start
+    start = time.perf_counter()
+    len(streaming_dataset(path))
+    return {"first_open_build_s": built, "next_open_s": time.perf_counter() - start}
+
+
+# -- generating the datasets ----------------------------------------------------------------------
+
+
+def _root() -> Path:
+    base = Path(os.environ.get("LITDATA_BENCH_DIR", Path.home() / ".cache/litdata-bench/data"))
+    return base / "scale"
+
+
+def _template(root: Path) -> tuple[dict[str, Any], bytes, int]:
+    """One real chunk of 10 samples written by our writer: its config, bytes and size."""
+    sys.path.insert(0, str(REPO))
+    import numpy as np
+
+    import litdata as ld
+
+    folder = root / "template"
+    if folder.exists():
+        shutil.rmtree(folder)
+    samples = ({"x": np.full(4, i, dtype=np.int32), "y": i} for i in range(PER_CHUNK))
+    ld.write_dataset(samples, folder, chunk_size=PER_CHUNK)
+    index = json.loads((folder / "index.json").read_text())
+    (entry,) = index["chunks"]
+    return index["config"], (folder / entry["filename"]).read_bytes(), int(entry["chunk_bytes"])
+
+
+def generate(root: Path, chunks: int) -> tuple[Path, Path]:
+    """The dataset of ``chunks`` chunks (made once), and a copy of its index alone (no compact)."""
+    folder, bare = root / f"chunks-{chunks}", root / f"bare-{chunks}"
+    if (folder / "index.compact").exists() and (bare / "index.json").exists():
+        return folder, bare
+    for old in (folder, bare):
+        if old.exists():
+            shutil.rmtree(old)
+    config, data, nbytes = _template(root)
+    folder.mkdir(parents=True)
+    print(f"generating {chunks:,} chunks ...", flush=True)
+    for i in range(chunks):
+        target = folder / f"chunk-0-{i}.bin"
+        if i % LINKS == 0:  # a file has at most 65,000 links (ext4)
+            target.write_bytes(data)
+            source = target
+        else:
+            os.link(source, target)
+    entries = ",".join(
+        f'{{"chunk_bytes": {nbytes}, "chunk_size": {PER_CHUNK}, "dim": null, '
+        f'"filename": "chunk-0-{i}.bin"}}'
+        for i in range(chunks)
+    )
+    text = f'{{"chunks": [{entries}], "config": {json.dumps(config)}, "updated_at": "1"}}'
+    (folder / "index.json").write_text(text)
+    from litdata.core.compact import compact_bytes, index_digest
+    from litdata.core.index import load_index
+
+    raw = (folder / "index.json").read_bytes()
+    (folder / "index.compact").write_bytes(compact_bytes(load_index(folder), index_digest(raw)))
+    bare.mkdir()
+    shutil.copy(folder / "index.json", bare / "index.json")
+    os.link(folder / "chunk-0-0.bin", bare / "chunk-0-0.bin")
+    return folder, bare
+
+
+# -- the parent ---------------------------------------------------------------------------------
+
+
+def _python(system: str) -> tuple[str, dict[str, str]]:
+    sys.path.insert(0, str(BENCH))
+    import peers
+
+    if system == "litdata":
+        return str(peers.venv_python()), peers.peer_env()
+    return str(REPO / ".venv/bin/python"), {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def _child(system: str, *args: str, cache: Path) -> dict[str, Any]:
+    python, env = _python(system)
+    env = {**env, "LITDATA_CACHE_DIR": str(cache)}
+    result = subprocess.run(
+        [python, str(Path(__file__).resolve()), "--child", system, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT)]
+    if result.returncode or not lines:
+        raise RuntimeError(
+            f"{system} {args} failed:\n{result.stdout[-2000:]}{result.stderr[-4000:]}"
+        )
+    return dict(json.loads(lines[-1][len(RESULT) :]))
+
+
+def _measure(system: str, folder: Path, bare: Path, cache: Path) -> dict[str, Any]:
+    run = _child(system, "open", str(folder), cache=cache)
+    for workers in (0, 2):
+        batch = _child(system, "batch", str(folder), str(workers), cache=cache)
+        run[f"first_batch_{workers}w_s"] = batch["first_batch_s"]
+        if workers:
+            run["main_pss_2w_mb"], run["worker_pss_mb"] = (
+                batch["main_pss_mb"],
+                batch["worker_pss_mb"],
+            )
+    if system == "ours":
+        shutil.rmtree(cache, ignore_errors=True)
+        run.update(_child(system, "build", str(bare), cache=cache))
+    return run
+
+
+ROWS = [
+    ("open_s", "open + len + ds[i] s", "{:.3f}"),
+    ("getitem_p50_us", "ds[i] p50 µs", "{:.1f}"),
+    ("first_batch_0w_s", "first batch, 0 workers s", "{:.3f}"),
+    ("first_batch_2w_s", "first batch, 2 workers s", "{:.3f}"),
+    ("peak_rss_mb", "peak RSS of the opening process MB", "{:.0f}"),
+    ("rss_added_by_open_mb", "RSS added by open MB", "{:.1f}"),
+    ("main_pss_2w_mb", "PSS main process (2 workers) MB", "{:.0f}"),
+    ("worker_pss_mb", "PSS per worker MB", "{:.0f}"),
+    ("plan_64x8_ms", "plan, one of 64x8 readers ms", "{:.1f}"),
+    ("plan_512x8_ms", "plan, one of 512x8 readers ms", "{:.1f}"),
+    ("first_open_build_s", "ours: first open without index.compact (builds it) s", "{:.2f}"),
+    ("next_open_s", "ours: the open after it s", "{:.3f}"),
+]
+
+
+def _table(results: dict[int, dict[str, list[dict[str, Any]]]]) -> str:
+    sizes = sorted(results)
+    head = " | ".join(f"{n:,} ours | {n:,} LitData | ratio" for n in sizes)
+    lines = [f"| metric | {head} |", "|---|" + "---:|" * (3 * len(sizes))]
+    for key, label, form in ROWS:
+        cells = []
+        for n in sizes:
+            values = {}
+            for system, runs in results[n].items():
+                found = [run[key] for run in runs if key in run]
+                values[system] = statistics.median(found) if found else None
+            ours, theirs = values.get("ours"), values.get("litdata")
+            ratio = f"{theirs / ours:.1f}x" if ours and theirs else "-"
+            cells += [form.format(v) if v is not None else "-" for v in (ours, theirs)] + [ratio]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    wrong = sum(run["wrong"] for r in results.values() for runs in r.values() for run in runs)
+    lines.append(f"\nWrong samples, all systems and repeats: {wrong}. Ratio: LitData / ours.")
+    return "\n".join(lines)
+
+
+def _plot(results: dict[int, dict[str, list[dict[str, Any]]]], out: Path) -> None:
+    """Open time against chunk count, log-log, as a PNG (Pillow)."""
+    import math
+
+    from PIL import Image, ImageDraw
+
+    width, height, margin = 640, 420, 60
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    sizes = sorted(results)
+    series = {
+        system: [statistics.median(r["open_s"] for r in results[n][system]) for n in sizes]
+        for system in ("ours", "litdata")
+        if all(system in results[n] for n in sizes)
+    }
+    values = [v for line in series.values() for v in line]
+    x0, x1 = math.log10(sizes[0]) - 0.2, math.log10(sizes[-1]) + 0.2
+    y0, y1 = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
+
+    def at(n: float, seconds: float) -> tuple[float, float]:
+        x = margin + (math.log10(n) - x0) / (x1 - x0) * (width - 2 * margin)
+        y = height - margin - (math.log10(seconds) - y0) / (y1 - y0) * (height - 2 * margin)
+        return x, y
+
+    draw.rectangle([margin, margin, width - margin, height - margin], outline="black")
+    for decade in range(int(y0), int(y1) + 1):
+        _, y = at(sizes[0], 10.0**decade)
+        draw.line([margin, y, width - margin, y], fill=(220, 220, 220))
+        draw.text((5, y - 6), f"{10.0**decade:g} s", fill="black")
+    for n in sizes:
+        x, _ = at(n, 10.0**y0)
+        draw.text((x - 15, height - margin + 8), f"{n:.0e}", fill="black")
+    colours = {"ours": (200, 30, 30), "litdata": (30, 30, 200)}
+    for row, (system, line) in enumerate(series.items()):
+        points = [at(n, v) for n, v in zip(sizes, line, strict=True)]
+        draw.line(points, fill=colours[system], width=3)
+        for x, y in points:
+            draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill=colours[system])
+        draw.text((margin + 10, margin + 10 + 15 * row), system, fill=colours[system])
+    draw.text((margin, 20), "open + len + ds[i] (s) against chunks (log-log)", fill="black")
+    image.save(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point (parent, or ``--child system open|batch|build ...``)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--child":
+        system, action, path, *rest = argv[1:]
+        if action == "open":
+            result = child_open(path, system)
+        elif action == "batch":
+            result = child_batch(path, int(rest[0]))
+        else:
+            result = child_build(path)
+        print(RESULT + json.dumps(result), flush=True)
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--systems", default="ours,litdata")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    # As run.py does: our checkout's modules compiled once, not in every child (as the peers').
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "litdata")], check=True)
+    root = _root()
+    cache = root / "cache"
+    results: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    for n in (int(size) for size in args.sizes.split(",")):
+        folder, bare = generate(root, n)
+        results[n] = {system: [] for system in args.systems.split(",")}
+        for repeat in range(args.repeats):
+            for system in results[n]:
+                shutil.rmtree(cache, ignore_errors=True)
+                run = _measure(system, folder, bare, cache)
+                results[n][system].append(run)
+                print(f"  {n:,} chunks, repeat {repeat}, {system}: {run}", flush=True)
+    started = dt.datetime.now()
+    stem = args.out or BENCH / "results" / f"{started:%Y-%m-%d-%H%M}-scale.md"
+    _plot(results, stem.with_suffix(".png"))
+    text = (
+        f"# scale: chunks of {PER_CHUNK} samples, medians of {args.repeats} "
+        f"({started:%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs)\n\n{_table(results)}\n\n"
+        f"![open time against chunks]({stem.with_suffix('.png').name})\n"
+    )
+    stem.write_text(text)
+    stem.with_suffix(".json").write_text(json.dumps(results, indent=1))
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
