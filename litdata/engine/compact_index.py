@@ -13,7 +13,9 @@ first of these that was built from exactly those bytes:
 A remote ``index.json`` is fetched once per node: the copy kept in the cache home (the
 offline fallback too) is used as it is while it is younger than :data:`FRESH_SECONDS`, so the
 ranks of a job, which open the dataset together, send one request between them; opening
-itself holds the node's lock (:func:`node_lock`) while it looks.
+itself holds the node's lock (:func:`node_lock`) while it looks. Our writers remove the copy
+when they publish a new ``index.json`` from this machine; a dataset rewritten from another
+machine is seen by this node once its copy is :data:`FRESH_SECONDS` old.
 
 A compact index that is stale (another ``index.json``) or malformed is passed over with a
 warning and rebuilt; one that cannot be written (a read-only cache) leaves the parsed
@@ -45,7 +47,14 @@ from litdata.core.publish import publish_bytes
 from litdata.engine.cache.directory import make_folder
 from litdata.engine.cache.locks import ChunkLock
 
-__all__ = ["BUILD_WAIT_SECONDS", "FRESH_SECONDS", "compact_index", "fresh_copy", "node_lock"]
+__all__ = [
+    "BUILD_WAIT_SECONDS",
+    "FRESH_SECONDS",
+    "compact_index",
+    "forget_node_copy",
+    "fresh_copy",
+    "node_lock",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +83,11 @@ def fresh_copy(home: Path) -> bool:
         return time.time() - (home / INDEX_FILENAME).stat().st_mtime < FRESH_SECONDS
     except OSError:
         return False
+
+
+def forget_node_copy(home: Path) -> None:
+    """Remove this node's copy of a remote ``index.json`` (the dataset was just rewritten)."""
+    (home / INDEX_FILENAME).unlink(missing_ok=True)
 
 
 def _fetched(location: Location, home: Path, mode: int, offline: bool) -> bytes:

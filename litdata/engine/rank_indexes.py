@@ -25,6 +25,8 @@ from litdata.core.index import (
     index_from_bytes,
 )
 from litdata.core.location import Location
+from litdata.engine.cache.directory import cache_home
+from litdata.engine.compact_index import forget_node_copy
 from litdata.engine.key_index import (
     dataset_keys_parts,
     merge_keys,
@@ -68,7 +70,9 @@ def publish_index(
 ) -> DatasetIndex:
     """Publish a new ``index.json`` at ``location`` listing ``chunks``, stamped with the time.
 
-    Its compact index (``index.compact``, :mod:`litdata.core.compact`) is published first.
+    Its compact index (``index.compact``, :mod:`litdata.core.compact`) is published first. A
+    remote dataset's copy of its previous ``index.json`` kept by this node (in the default
+    cache) is removed, so that reading it next on this machine fetches the new one.
 
     Args:
         location: The dataset's location.
@@ -88,6 +92,8 @@ def publish_index(
     # The compact index first: index.json appears last, and with it a fresh compact index.
     location.write(COMPACT_FILENAME, compact_bytes(index, index_digest(data)))
     location.write(INDEX_FILENAME, data)
+    if location.local_path is None:  # this node's copy of the old one is stale now
+        forget_node_copy(cache_home(location.url))
     return index
 
 
