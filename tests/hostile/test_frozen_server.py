@@ -432,7 +432,9 @@ def test_a_long_transfer_cut_off_half_way_is_tried_again(
     monkeypatch.setenv("LITDATA_STORAGE_TIMEOUT", "1")
     url = s3_server.url(s3_server.new_bucket(), "big")
     location = resolve(url, storage_options=s3_server.storage_options)
-    payload = os.urandom(4 << 20)  # 4 MiB: 4 s more than the 1 s timeout for its retries
+    # 8 MiB: 8 s more than the 1 s timeout for its retries, so the second attempt fits even
+    # when the first one's client setup took a second or two
+    payload = os.urandom(8 << 20)
     (tmp_path / "big.bin").write_bytes(payload)
     location.storage.upload(str(tmp_path / "big.bin"), location.join("big.bin"))
     # The first GET gets 64 KiB every 0.05 s, and is cut after 1.5 s (longer than the timeout).

@@ -71,7 +71,7 @@ class ClusterCases:
         listed = {chunk.filename for chunk in index.chunks}
         names = set(resolve(url, storage_options=options).storage.list(url))
         # no chunk of the lost attempt, no stray index
-        assert names == listed | {"index.json"}, sorted(names ^ listed)
+        assert names == listed | {"index.json", "index.compact"}, sorted(names ^ listed)
         assert len({name.split("-")[1] for name in listed}) == 8  # 4 tasks per worker, a rank each
         shown = [int(n) for n in re.findall(r"(\d+)/100 \[", capsys.readouterr().err)]
         assert max(shown) == 100, shown  # the progress bar counted every input once
