@@ -275,6 +275,10 @@ def _permutation(
     return array
 
 
+#: How many chunks' item orders a ``CheckedShuffle`` keeps.
+RECENT_ORDERS = 4
+
+
 class CheckedShuffle(Checked):
     """A strategy whose every order is checked to be a permutation (cheap: once per chunk).
 
@@ -293,6 +297,7 @@ class CheckedShuffle(Checked):
         self.name: str = strategy.name
         #: Whether workers get whole chunks in stripes.
         self.whole_chunks = bool(strategy.whole_chunks)
+        self._recent: dict[tuple[int, int, int, int], tuple[Sequence[int], Any]] = {}
 
     def chunk_order(self, num_chunks: int, seed: int, epoch: int) -> Sequence[int]:
         """The strategy's chunk order, checked."""
@@ -318,8 +323,39 @@ class CheckedShuffle(Checked):
 
     def item_order(self, chunk: int, num_items: int, seed: int, epoch: int) -> Sequence[int]:
         """The strategy's item order for one chunk, checked."""
-        order = self.strategy.item_order(chunk, num_items, seed, epoch)
-        return _check(order, range(num_items), self.strategy, "item_order")
+        return self._item_orders(chunk, num_items, seed, epoch)[0]
+
+    def item_permutation(
+        self, chunk: int, num_items: int, seed: int, epoch: int
+    ) -> npt.NDArray[np.int64]:
+        """The strategy's item order for one chunk as an int64 array, checked."""
+        return self._item_orders(chunk, num_items, seed, epoch)[1]
+
+    def _item_orders(
+        self, chunk: int, num_items: int, seed: int, epoch: int
+    ) -> tuple[Sequence[int], npt.NDArray[np.int64]]:
+        """A chunk's order as a sequence and as an array, kept for the last few chunks.
+
+        Reading a chunk and naming its samples (a loader's provenance) ask for the same
+        orders in step: the second asker finds them here instead of reshuffling.
+        """
+        key = (chunk, num_items, seed, epoch)
+        cached = self._recent.get(key)
+        if cached is None:
+            order = self.strategy.item_order(chunk, num_items, seed, epoch)
+            if isinstance(order, range) and order == range(num_items):
+                cached = (order, np.arange(num_items, dtype=np.int64))
+            else:
+                array = _permutation(order, range(num_items), self.strategy, "item_order")
+                cached = (order if isinstance(order, list) else array.tolist(), array)
+            if len(self._recent) >= RECENT_ORDERS:
+                del self._recent[next(iter(self._recent))]
+            self._recent[key] = cached
+        return cached
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the kept orders (a worker makes its own)."""
+        return {**self.__dict__, "_recent": {}}
 
 
 #: The wrapper of each kind that has one (storage's is ``Storage``, made by ``resolve``).

@@ -42,6 +42,8 @@ class Envelope(NamedTuple):
     worker: int
     counts: tuple[int, ...]
     data: Any
+    #: The ``(dataset index, sample index)`` of the batch's samples, when the loader asked.
+    ids: BatchIds | None = None
 
 
 @dataclass(frozen=True)
@@ -78,18 +80,25 @@ def batches(
     num_datasets: int,
     *,
     whole_runs: bool = False,
+    ids: Iterator[BatchIds] | None = None,
 ) -> Iterator[Envelope]:
     """Group runs of samples, ``(dataset index, samples)``, into collated batches.
 
     A batch may take samples from several runs, unless ``whole_runs`` (each run is a batch).
-    Batches leaving a worker process are packed for a cheap trip (see ``transport``).
+    Batches leaving a worker process are packed for a cheap trip (see ``transport``). With
+    ``ids`` (the batches' ids, as the plan cuts them) each envelope carries its batch's ids.
     """
     finish = (lambda items: pack(collate(items))) if in_worker() else collate
+
+    def envelope(counts: Sequence[int], items: list[Any]) -> Envelope:
+        named = None if ids is None else next(ids)
+        return Envelope(worker, tuple(counts), finish(items), named)
+
     if whole_runs:
         for source, run in runs:
             counts = [0] * num_datasets
             counts[source] = len(run)
-            yield Envelope(worker, tuple(counts), finish(run))
+            yield envelope(counts, run)
         return
     pending: list[Any] = []
     counts = [0] * num_datasets
@@ -101,10 +110,10 @@ def batches(
             counts[source] += len(part)
             start += len(part)
             if len(pending) == batch_size:
-                yield Envelope(worker, tuple(counts), finish(pending))
+                yield envelope(counts, pending)
                 pending, counts = [], [0] * num_datasets
     if pending:
-        yield Envelope(worker, tuple(counts), finish(pending))
+        yield envelope(counts, pending)
 
 
 def deliver(
@@ -115,16 +124,19 @@ def deliver(
     num_datasets: int,
     *,
     whole_runs: bool = False,
+    ids: Iterator[BatchIds] | None = None,
 ) -> Iterator[Any]:
     """The samples of ``runs`` one by one, or their ``Envelope`` batches (``collate`` set).
 
-    A loader sets ``collate`` only while it iterates; see ``batches``.
+    A loader sets ``collate`` (and asks for ``ids``) only while it iterates; see ``batches``.
     """
     if collate is None:
         for _, run in runs:
             yield from run
     else:
-        yield from batches(runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs)
+        yield from batches(
+            runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs, ids=ids
+        )
 
 
 def id_row_batches(blocks: Iterable[BatchIds], batch_size: int) -> Iterator[BatchIds]:

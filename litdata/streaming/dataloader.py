@@ -28,11 +28,10 @@ from litdata.observe.profiling import (
     stop_in_main,
 )
 from litdata.streaming.agreement import check_ranks_agree
-from litdata.streaming.batching import BatchIds, Envelope, LoaderProgress
+from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.control import BatchControl, schedule_of
 from litdata.streaming.distributed import rank_and_world
-from litdata.streaming.plan import Topology
 from litdata.streaming.provenance import unplannable, with_ids
 from litdata.streaming.provenance_log import ProvenanceLog
 from litdata.streaming.reprs import length_of, render
@@ -274,25 +273,6 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             mine[position] += count
         self._latest_worker = worker
 
-    def _run_plan(self, dataset: Streamable) -> dict[int, Iterator[BatchIds]] | None:
-        """Each logical worker's batch ids for this run, when batches carry or log them."""
-        if not (self._provenance or self._provenance_dir):
-            return None
-        rank, world = rank_and_world()
-        topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
-        plans = {}
-        for worker in range(topology.num_workers):
-            logical, ids = dataset.batch_plan(
-                worker,
-                topology,
-                rank=rank,
-                epoch=self.current_epoch,
-                clock=self._clock,
-                fresh=False,
-            )
-            plans[logical] = ids
-        return plans
-
     def _epoch(self, dataset: Streamable) -> Iterator[Any]:
         """One epoch's batches (or the rest of one, when resuming)."""
         self._begin(dataset)
@@ -300,14 +280,14 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         packed = self.num_workers > 0  # only batches leaving a worker process are packed
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
-        plans = self._run_plan(dataset)
+        named = self._provenance or self._provenance_dir is not None
         rank = rank_and_world()[0]
         log = None
         if self._provenance_dir is not None:
             log = ProvenanceLog(self._provenance_dir, rank, dataset.num_sources)
         epoch_start = self._epoch_clocks.get(self.current_epoch, self._clock)
         step = self._clock.step - epoch_start.step  # of the next batch, in the epoch
-        dataset.set_collate(self._collate)  # batches in the workers, only while we iterate
+        dataset.set_collate(self._collate, ids=named)  # batches in the workers, while we iterate
         base: Iterator[Any] = super().__iter__()  # the workers start here
         envelopes = hooks.wrap_batches(base, self.current_epoch)  # observers, once per epoch
         profiler = (
@@ -320,8 +300,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
                     raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
                 self._count(envelope.worker, envelope.counts)
                 batch = unpack(envelope.data) if packed else envelope.data
-                if plans is not None:
-                    ids = next(plans[envelope.worker])
+                ids = envelope.ids
+                if ids is not None:  # the workers name their batches' samples
                     if log is not None:
                         log.write(self.current_epoch, step, ids)
                     if self._provenance:

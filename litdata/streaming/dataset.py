@@ -166,6 +166,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         self._batch_size = 1
         self._num_workers = 1
         self._collate: Callable[[list[Any]], Any] | None = None
+        self._with_ids = False
         self._resume: dict[str, Any] | None = None
         self._set_regions(regions)
 
@@ -221,9 +222,13 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         """Plan for ``num_workers`` DataLoader workers (0 means 1: the main process)."""
         self._num_workers = max(1, num_workers)
 
-    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
-        """Yield batches collated with ``collate`` (inside the workers) instead of samples."""
+    def set_collate(self, collate: Callable[[list[Any]], Any] | None, *, ids: bool = False) -> None:
+        """Yield batches collated with ``collate`` (inside the workers) instead of samples.
+
+        With ``ids`` each batch's ``Envelope`` carries its samples' ids (``batch_plan``'s).
+        """
         self._collate = collate
+        self._with_ids = ids
 
     # -- what the dataset is ---------------------------------------------------------------
     @property
@@ -394,9 +399,11 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         strategy, regions = self.strategy, self._regions
         for segment in segments:
             size = int(regions.sizes[segment.region])
-            order = strategy.item_order(segment.region, size, self.seed, epoch)
-            part = order[segment.offset : segment.offset + segment.count]
-            yield regions.first(segment.region) + np.asarray(part, dtype=np.int64)
+            order = strategy.item_permutation(segment.region, size, self.seed, epoch)
+            yield (
+                regions.first(segment.region)
+                + order[segment.offset : segment.offset + segment.count]
+            )
 
     def runs(self, segments: Sequence[Segment], size: int = RUN) -> Iterator[list[Any]]:
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
@@ -490,9 +497,12 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
 
     def _iterate(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self.rotation)
-        samples = self.runs(self.worker_segments(logical, topology), self._batch_size)
-        runs = ((0, run) for run in samples)
-        yield from deliver(runs, self._batch_size, self._collate, logical, self.num_sources)
+        segments = self.worker_segments(logical, topology)
+        runs = ((0, run) for run in self.runs(segments, self._batch_size))
+        size, ids = self._batch_size, None
+        if self._with_ids:
+            ids = single_id_batches(self.segment_ids(segments, self.current_epoch), size)
+        yield from deliver(runs, size, self._collate, logical, self.num_sources, ids=ids)
         if topology.num_workers == 1 and not in_worker():
             self._end_of_epoch()
 

@@ -53,8 +53,8 @@ class Streamable(Protocol):
         """Plan for this many workers."""
         ...
 
-    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
-        """Yield ``Envelope`` batches made with ``collate``."""
+    def set_collate(self, collate: Callable[[list[Any]], Any] | None, *, ids: bool = False) -> None:
+        """Yield ``Envelope`` batches made with ``collate`` (carrying their ids with ``ids``)."""
         ...
 
     def num_batches(self, num_workers: int, batch_size: int) -> int:

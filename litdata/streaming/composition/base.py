@@ -68,6 +68,7 @@ class ComposedDataset(IterableDataset[Any]):
         self.current_epoch = 1
         self._num_workers = 1
         self._collate: Callable[[list[Any]], Any] | None = None
+        self._with_ids = False
         self._resume: dict[str, Any] | None = None
 
     def _repr_fields(self) -> list[tuple[str, Any]]:
@@ -118,9 +119,13 @@ class ComposedDataset(IterableDataset[Any]):
         for child in self.datasets:
             child.set_num_workers(num_workers)
 
-    def set_collate(self, collate: Callable[[list[Any]], Any] | None) -> None:
-        """Yield batches collated with ``collate`` (inside the workers) instead of samples."""
+    def set_collate(self, collate: Callable[[list[Any]], Any] | None, *, ids: bool = False) -> None:
+        """Yield batches collated with ``collate`` (inside the workers) instead of samples.
+
+        With ``ids`` each batch's ``Envelope`` carries its samples' ids (``batch_plan``'s).
+        """
         self._collate = collate
+        self._with_ids = ids
 
     # -- iteration -------------------------------------------------------------------------
     def _same_topology(self, topology: Topology) -> bool:
@@ -153,10 +158,17 @@ class ComposedDataset(IterableDataset[Any]):
         topology: Topology,
         *,
         whole_runs: bool = False,
+        ids: Iterator[BatchIds] | None = None,
     ) -> Iterator[Any]:
-        """Yield the samples of ``runs``, or batches of them when a loader iterates."""
+        """Yield the samples of ``runs``, or batches of them (with ``ids``) for a loader."""
         yield from deliver(
-            runs, batch_size, self._collate, logical, self.num_sources, whole_runs=whole_runs
+            runs,
+            batch_size,
+            self._collate,
+            logical,
+            self.num_sources,
+            whole_runs=whole_runs,
+            ids=ids,
         )
         if topology.num_workers == 1 and not in_worker():
             self.reset_state_dict()

@@ -31,6 +31,9 @@ from litdata.streaming.options import check_batch_size
 from litdata.streaming.plan import Segment, Topology
 from litdata.streaming.schedule import Clock, WeightSchedule
 
+#: Blocks of a worker's draws: the dataset of each draw and how many samples it takes.
+Draws = Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]
+
 __all__ = ["CombinedStreamingDataset"]
 
 _METHODS = ("stratified", "per_stream")
@@ -216,7 +219,7 @@ class CombinedStreamingDataset(ComposedDataset):
 
     def _draws(
         self, left: Sequence[int], *, logical: int, start: int, epoch: int, weights: Weights
-    ) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+    ) -> Draws:
         """Blocks of draws of logical worker ``logical``: their datasets and takes."""
         per_stream = self.batching_method == "per_stream"
         takes = self._batch_sizes if per_stream else [1] * len(self.datasets)
@@ -250,6 +253,10 @@ class CombinedStreamingDataset(ComposedDataset):
         chosen = self._draws(
             _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
         )
+        ids = None
+        if self._with_ids:
+            chosen, drawn = itertools.tee(chosen)
+            ids = self._id_batches(segments, epoch, drawn, topology.batch_size)
         runs = (
             (source, list(itertools.islice(streams[source], take)))
             for sources, takes in chosen
@@ -261,6 +268,7 @@ class CombinedStreamingDataset(ComposedDataset):
             logical,
             topology,
             whole_runs=self.batching_method == "per_stream",
+            ids=ids,
         )
 
     def batch_plan(
@@ -273,22 +281,28 @@ class CombinedStreamingDataset(ComposedDataset):
         logical = (worker + (0 if fresh else self._rotation(topology))) % topology.num_workers
         start = 0 if fresh else self._saved("draws", topology)[logical]
         segments = self._segments(logical, topology, rank, epoch, fresh)
-        takers = [
-            IdTaker(child.segment_ids(part, epoch))
-            for child, part in zip(self.datasets, segments, strict=True)
-        ]
         weights = self._draw_weights(worker, topology, start, clock)
         chosen = self._draws(
             _counts(segments), logical=logical, start=start, epoch=epoch, weights=weights
         )
+        return logical, self._id_batches(segments, epoch, chosen, topology.batch_size)
+
+    def _id_batches(
+        self, segments: list[Sequence[Segment]], epoch: int, chosen: Draws, batch_size: int
+    ) -> Iterator[BatchIds]:
+        """The ids of the batches a worker makes of its ``segments`` and its ``chosen`` draws."""
+        takers = [
+            IdTaker(child.segment_ids(part, epoch))
+            for child, part in zip(self.datasets, segments, strict=True)
+        ]
         if self.batching_method == "per_stream":
-            return logical, (
+            return (
                 labelled(source, takers[source].take(take))
                 for sources, takes in chosen
                 for source, take in zip(sources.tolist(), takes.tolist(), strict=True)
             )
         drawn = (sources for sources, _ in chosen)
-        return logical, mixed_id_batches(drawn, takers, topology.batch_size)
+        return mixed_id_batches(drawn, takers, batch_size)
 
     def read_ids(self, ids: Ids) -> list[Any]:
         """The samples ``ids`` name, as streaming returns them."""
