@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -27,6 +28,9 @@ _HEAD = struct.Struct("<IQI")
 _NAME = re.compile(r"rank-(\d{1,6})\.ids")
 #: Dataset indices are stored as u16: a mixture of more datasets cannot be logged.
 MAX_DATASETS = 1 << 16
+#: The log's write buffer, and how long a record may wait in it.
+BUFFER_BYTES = 1 << 20
+FLUSH_SECONDS = 1.0
 
 
 class LogRecord(NamedTuple):
@@ -60,15 +64,24 @@ class ProvenanceLog:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / f"rank-{rank}.ids"
         fresh = not self.path.exists() or self.path.stat().st_size == 0
-        self._file: BinaryIO = self.path.open("ab")
+        self._file: BinaryIO = self.path.open("ab", buffering=BUFFER_BYTES)
         if fresh:
             self._file.write(MAGIC)
+        self._flushed = time.monotonic()
 
     def write(self, epoch: int, step: int, ids: BatchIds) -> None:
-        """Append the batch of ``step`` in ``epoch`` (``ids``: an ``(n, 2)`` array)."""
+        """Append the batch of ``step`` in ``epoch`` (``ids``: an ``(n, 2)`` array).
+
+        Records reach the file at least every ``FLUSH_SECONDS`` (a killed run loses at most
+        the last second of its log), in large writes rather than one per batch.
+        """
         head = _HEAD.pack(epoch, step, len(ids))
         datasets, samples = ids[:, 0].astype("<u2"), ids[:, 1].astype("<u8")
         self._file.write(b"".join((head, datasets.tobytes(), samples.tobytes())))
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_SECONDS:
+            self._file.flush()
+            self._flushed = now
 
     def close(self) -> None:
         """Write what is buffered and close the file."""
