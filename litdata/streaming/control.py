@@ -6,18 +6,15 @@ All three work from the plan (see ``provenance``), reading no sample they do not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Generator, Sequence
+from contextlib import AbstractContextManager, closing
 from typing import Any, Protocol
-
-import numpy as np
 
 from litdata.streaming.batching import BatchIds, Ids, as_pairs
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
 from litdata.streaming.provenance import (
     clock_of_epoch,
-    id_counts,
     step_plan,
     unplannable,
     with_ids,
@@ -55,7 +52,7 @@ class _Loader(Protocol):
 
     def _plan_of_epoch(
         self, epoch: int | None, rank: int | None, until: int
-    ) -> Iterator[tuple[int, BatchIds]]: ...
+    ) -> Generator[tuple[int, BatchIds], None, None]: ...
 
     def batch_ids(self, step: int, epoch: int | None = None, rank: int | None = None) -> Ids: ...
 
@@ -78,7 +75,8 @@ class BatchControl:
 
         Computed from the plan for an epoch read from its start with this loader's settings
         and topology (ranks, ``num_workers``, ``batch_size``), whatever epoch the loader is
-        in. ``dataset.datasets[d][i]`` (``ds[i]`` for a single dataset) is the sample.
+        in. ``dataset.datasets[d][i]`` (``ds[i]`` for a single dataset) is the sample. A
+        ``ParallelStreamingDataset``'s step has one id per dataset, in the datasets' order.
 
         Args:
             step: The batch's position in the epoch (from 0), on that rank.
@@ -88,7 +86,7 @@ class BatchControl:
         Raises:
             IndexError: The epoch has no such step on that rank.
             ValueError: A negative step, an epoch below 1 or a rank outside the world.
-            TypeError: The dataset has no plan of batches (``ParallelStreamingDataset``).
+            TypeError: The dataset has no plan of batches (one not made of streaming datasets).
         """
         for index, (_, ids) in enumerate(self._plan_of_epoch(epoch, rank, until=step)):
             if index == step:
@@ -97,7 +95,7 @@ class BatchControl:
 
     def _plan_of_epoch(
         self: _Loader, epoch: int | None, rank: int | None, until: int
-    ) -> Iterator[tuple[int, BatchIds]]:
+    ) -> Generator[tuple[int, BatchIds], None, None]:
         own_rank, world = rank_and_world()
         rank = own_rank if rank is None else rank
         epoch = max(1, self.current_epoch) if epoch is None else epoch
@@ -124,10 +122,21 @@ class BatchControl:
         The same samples in the same order, collated as the loader collates them (and with
         their ids when ``provenance=True``); see ``batch_ids``.
         """
-        ids = self.batch_ids(step, epoch)
+        epoch = max(1, self.current_epoch) if epoch is None else epoch
+        made: dict[int, int] = {}  # steps each worker made before this batch
+        with closing(self._plan_of_epoch(epoch, None, until=step)) as plan:
+            for index, (logical, ids) in enumerate(plan):
+                if index == step:
+                    break
+                made[logical] = made.get(logical, 0) + sum(self.dataset.batch_counts(ids))
+            else:
+                raise IndexError(f"Epoch {epoch} has no step {step} here.")
         with self._own_settings() as dataset:
-            batch = self._user_collate(dataset.read_ids(ids))
-        return with_ids(batch, np.asarray(ids, dtype=np.int64)) if self._provenance else batch
+            samples = dataset.read_ids(
+                as_pairs(ids), worker=logical, first_step=made.get(logical, 0), epoch=epoch
+            )
+        batch = self._user_collate(samples)
+        return with_ids(batch, ids) if self._provenance else batch
 
     def skip(self: _Loader, n_batches: int) -> int:
         """Skip the next ``n_batches`` batches without reading them.
@@ -172,7 +181,7 @@ class BatchControl:
             for logical, ids in plan:
                 if skipped == n_batches:
                     break
-                self._count(logical, id_counts(ids, dataset.num_sources))
+                self._count(logical, dataset.batch_counts(ids))
                 skipped += 1
             self._load_state_dict(self._state_dict())
         return skipped

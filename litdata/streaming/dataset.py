@@ -471,8 +471,18 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         runs = self.segment_ids(segments, epoch)
         return logical, single_id_batches(runs, topology.batch_size)
 
-    def read_ids(self, ids: Ids) -> list[Any]:
-        """The samples ``ids`` name (every dataset index is 0), as streaming returns them."""
+    def batch_counts(self, ids: BatchIds) -> list[int]:
+        """What a batch of ``ids`` counts for: its samples."""
+        return [len(ids)]
+
+    def read_ids(
+        self, ids: Ids, *, worker: int = 0, first_step: int = 0, epoch: int = 1
+    ) -> list[Any]:
+        """The samples ``ids`` name (every dataset index is 0), as streaming returns them.
+
+        Where they were read (``worker``, ``first_step``, ``epoch``) does not change them.
+        """
+        del worker, first_step, epoch
         return [self[index] for _, index in ids]
 
     def _chunks_of(self, segments: Sequence[Segment]) -> npt.NDArray[np.int64]:

@@ -83,6 +83,12 @@ class Streamable(Protocol):
         """A worker's logical id and its batches' ids (see ``StreamingDataset.batch_plan``)."""
         ...
 
-    def read_ids(self, ids: Ids) -> list[Any]:
-        """The samples ``ids`` name."""
+    def batch_counts(self, ids: BatchIds) -> list[int]:
+        """What a batch of ``ids`` counts for, per source (its ``Envelope.counts``)."""
+        ...
+
+    def read_ids(
+        self, ids: Ids, *, worker: int = 0, first_step: int = 0, epoch: int = 1
+    ) -> list[Any]:
+        """The samples ``ids`` name (``worker``, ``first_step``, ``epoch``: where they were)."""
         ...

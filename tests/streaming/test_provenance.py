@@ -107,18 +107,76 @@ def test_bad_steps(pair):
         loader.batch_ids(0, rank=1)
 
 
-def test_a_zip_has_no_plan(pair):
+def noisy(samples, rngs):
+    """A zip's transform drawing from every rng it is given."""
+    first, second = samples
+    return {
+        "a": first["id"],
+        "b": second["id"],
+        "torch": torch.randint(0, 10**6, (1,), generator=rngs["torch"]).item(),
+        "numpy": int(rngs["numpy"].integers(0, 10**6)),
+        "random": rngs["random"].random(),
+    }
+
+
+def zipped(pair, kind):
     a, b = pair
-    zipped = ld.ParallelStreamingDataset([ld.StreamingDataset(a), ld.StreamingDataset(b)])
-    loader = ld.StreamingDataLoader(zipped, batch_size=4)
-    with pytest.raises(TypeError, match="ParallelStreamingDataset cannot name"):
-        loader.batch_ids(0)
-    with pytest.raises(TypeError, match="ParallelStreamingDataset cannot name"):
-        loader.skip(1)
-    assert loader.current_epoch == 0  # nothing changed
-    assert len(list(loader)) == len(loader)
-    with pytest.raises(TypeError, match="ParallelStreamingDataset cannot name"):
-        ld.StreamingDataLoader(zipped, batch_size=4, provenance=True)
+    children = [ld.StreamingDataset(a, shuffle=True, seed=1), ld.StreamingDataset(b, shuffle=True)]
+    options = {
+        "shortest": {},
+        "cycled": {"length": 700, "transform": noisy},
+        "cycled-fresh": {"length": 1100, "resume": False, "transform": noisy},
+    }[kind]
+    return ld.ParallelStreamingDataset(children, seed=9, **options)
+
+
+def split(batch):
+    """A zip batch with ``provenance=True``: its samples' two id columns, and its ids."""
+    if isinstance(batch, dict):
+        first, second, ids = batch["a"], batch["b"], batch["__ids__"]
+    else:
+        (first, second), ids = batch
+        first, second = first["id"], second["id"]
+    rows = []
+    for x, y in zip(first.tolist(), second.tolist(), strict=True):
+        rows += [(0, x), (1, y - 100_000)]
+    return rows, pairs(ids)
+
+
+def same(left, right):
+    """Whether two batches hold equal tensors and values, leaf by leaf."""
+    if isinstance(left, torch.Tensor):
+        return torch.equal(left, right)
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(same(left[k], right[k]) for k in left)
+    if isinstance(left, list | tuple):
+        return len(left) == len(right) and all(map(same, left, right))
+    return left == right
+
+
+@pytest.mark.parametrize("kind", ["shortest", "cycled", "cycled-fresh"])
+@pytest.mark.parametrize("workers", [0, 3])
+def test_a_zip_names_replays_and_skips_its_batches(pair, kind, workers):
+    def loader():
+        return ld.StreamingDataLoader(
+            zipped(pair, kind), batch_size=16, num_workers=workers, provenance=True
+        )
+
+    first = loader()
+    for _ in (1, 2):
+        batches = list(first)
+        held = [split(batch) for batch in batches]
+        assert all(rows == ids for rows, ids in held)  # each batch carries its ids
+        assert [first.batch_ids(step) for step in range(len(held))] == [ids for _, ids in held]
+        for step in (0, len(held) // 2, len(held) - 1):
+            assert same(first.replay(step), batches[step])  # the same draws of every rng
+    resumed = loader()
+    resumed.load_state_dict(first.state_dict())  # the next epoch
+    whole = [split(batch)[1] for batch in resumed]
+    skipping = loader()
+    skipping.load_state_dict(first.state_dict())
+    assert skipping.skip(5) == 5
+    assert [split(batch)[1] for batch in skipping] == whole[5:]
 
 
 TRAINER = """

@@ -7,13 +7,11 @@ from typing import Any, ClassVar
 
 from torch.utils.data import IterableDataset
 
-from litdata.streaming.batching import BatchIds, Ids, LoaderProgress, deliver, in_worker
+from litdata.streaming.batching import BatchIds, LoaderProgress, deliver, in_worker
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.plan import Topology
-from litdata.streaming.provenance import unplannable
 from litdata.streaming.reprs import length_of, render
-from litdata.streaming.schedule import Clock
 from litdata.streaming.state import validate_state
 from litdata.streaming.state_shape import describe_state, require_dataset_state
 
@@ -55,8 +53,6 @@ class ComposedDataset(IterableDataset[Any]):
     """
 
     state_key: ClassVar[str]
-    #: Whether ``batch_plan`` can name the batches' samples (a subclass that can says so).
-    plannable: ClassVar[bool] = False
 
     def __init__(
         self, datasets: Sequence[StreamingDataset], seed: int, force_override_state_dict: bool
@@ -174,24 +170,6 @@ class ComposedDataset(IterableDataset[Any]):
             self.reset_state_dict()
             if self.next_epoch_alone:
                 self.current_epoch += 1
-
-    def batch_plan(
-        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[BatchIds]]:
-        """A worker's batches' ids without reading them (a subclass that can plans them).
-
-        Raises:
-            TypeError: This composition has no such plan.
-        """
-        raise unplannable(self)
-
-    def read_ids(self, ids: Ids) -> list[Any]:
-        """The samples ``ids`` name (see ``batch_plan``).
-
-        Raises:
-            TypeError: This composition has no such plan.
-        """
-        raise unplannable(self)
 
     # -- resume ----------------------------------------------------------------------------
     @property

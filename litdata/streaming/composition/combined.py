@@ -29,6 +29,7 @@ from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker, worker_and_count
 from litdata.streaming.options import check_batch_size
 from litdata.streaming.plan import Segment, Topology
+from litdata.streaming.provenance import id_counts
 from litdata.streaming.schedule import Clock, WeightSchedule
 
 #: Blocks of a worker's draws: the dataset of each draw and how many samples it takes.
@@ -304,8 +305,15 @@ class CombinedStreamingDataset(ComposedDataset):
         drawn = (sources for sources, _ in chosen)
         return mixed_id_batches(drawn, takers, batch_size)
 
-    def read_ids(self, ids: Ids) -> list[Any]:
-        """The samples ``ids`` name, as streaming returns them."""
+    def batch_counts(self, ids: BatchIds) -> list[int]:
+        """What a batch of ``ids`` counts for: its samples of each dataset."""
+        return id_counts(ids, self.num_sources)
+
+    def read_ids(
+        self, ids: Ids, *, worker: int = 0, first_step: int = 0, epoch: int = 1
+    ) -> list[Any]:
+        """The samples ``ids`` name, as streaming returns them (wherever they were read)."""
+        del worker, first_step, epoch
         return [self.datasets[position][index] for position, index in ids]
 
     @property

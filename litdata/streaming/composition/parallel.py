@@ -14,21 +14,55 @@ import itertools
 import math
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
-from litdata.streaming.batching import LoaderProgress
+from litdata.streaming.batching import BatchIds, Ids, IdTaker, LoaderProgress
 from litdata.streaming.composition.base import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.distributed import logical_worker, rank_and_world
 from litdata.streaming.options import check_batch_size
-from litdata.streaming.plan import Topology, budgets, skip
+from litdata.streaming.plan import Segment, Topology, budgets, skip
+from litdata.streaming.schedule import Clock
 
 __all__ = ["ParallelStreamingDataset"]
 
 Transform = Callable[..., Any]
+#: Makes a stream of a dataset's segments in an epoch (its samples, or arrays of their ids).
+Reading = Callable[[StreamingDataset, Sequence[Segment], int], Iterator[Any]]
+
+
+class Placement(NamedTuple):
+    """Which epoch of which rank a worker's streams belong to.
+
+    Attributes:
+        rank: The rank (``None``: this process's).
+        epoch: The epoch of the zip (cycled passes are numbered from it).
+        fresh: Plan from the epoch's start, ignoring a loaded state dict.
+        now: The datasets' own epochs (the iteration in progress), not ``epoch``, for datasets
+            that are not cycled.
+    """
+
+    rank: int | None
+    epoch: int
+    fresh: bool
+    now: bool
+
+
+def _samples(child: StreamingDataset, segments: Sequence[Segment], epoch: int) -> Iterator[Any]:
+    """A dataset's samples of ``segments``, one by one, read in ``epoch``'s order."""
+    child.current_epoch = epoch
+    return itertools.chain.from_iterable(child.runs(segments))
+
+
+def _ids(
+    child: StreamingDataset, segments: Sequence[Segment], epoch: int
+) -> Iterator[npt.NDArray[np.int64]]:
+    """The ids of a dataset's samples of ``segments``, in arrays, in ``epoch``'s order."""
+    return child.segment_ids(segments, epoch)
 
 
 def _check_length(length: int | float | None) -> int | float | None:
@@ -128,9 +162,10 @@ class ParallelStreamingDataset(ComposedDataset):
         self._batch_size = check_batch_size(batch_size)
 
     # -- sizes -----------------------------------------------------------------------------
-    def _steps(self, num_workers: int) -> list[int]:
-        """Steps each of this rank's workers takes per epoch."""
-        rank, world = rank_and_world()
+    def _steps(self, num_workers: int, rank: int | None = None) -> list[int]:
+        """Steps each of a rank's workers (default: this rank's) takes per epoch."""
+        own, world = rank_and_world()
+        rank = own if rank is None else rank
         topology = Topology(world, max(1, num_workers), 1)
         if self.length is None:
             shares = [child.shares(num_workers, self._batch_size) for child in self.datasets]
@@ -155,75 +190,172 @@ class ParallelStreamingDataset(ComposedDataset):
         return [len(child) for child in self.datasets]
 
     # -- iteration -------------------------------------------------------------------------
-    def _cycle_epoch(self, cycle: int) -> int:
-        """The order of pass ``cycle`` of a cycled dataset.
+    def _cycle_epoch(self, cycle: int, epoch: int) -> int:
+        """The order of pass ``cycle`` of a cycled dataset in ``epoch``.
 
         Passes are numbered from the start of training with ``resume``, else from the start of
         each epoch; each pass reads the dataset in its own order.
         """
         if self.resume:
             return cycle + 1
-        return self.current_epoch * 1_000_003 + cycle
+        return epoch * 1_000_003 + cycle
 
-    def _cycled(
-        self, child: StreamingDataset, logical: int, topology: Topology, start: int
+    def _cycled(  # noqa: PLR0917  # one stream's whole description
+        self,
+        child: StreamingDataset,
+        logical: int,
+        topology: Topology,
+        start: int,
+        read: Reading,
+        place: Placement,
     ) -> Iterator[Any]:
-        """A cycled child's samples for this worker, from position ``start`` of its passes."""
+        """A cycled child's stream for this worker, from position ``start`` of its passes."""
         size = child.shares(topology.num_workers, topology.batch_size)[logical]  # every pass
         if size == 0:
             return
         cycle, start = divmod(start, size)
         while True:
-            child.current_epoch = self._cycle_epoch(cycle)
-            segments = skip(child.worker_segments(logical, topology), start)
-            yield from itertools.chain.from_iterable(child.runs(segments))
+            epoch = self._cycle_epoch(cycle, place.epoch)
+            segments = child.worker_segments(
+                logical, topology, rank=place.rank, epoch=epoch, fresh=place.fresh
+            )
+            yield from read(child, skip(segments, start), epoch)
             start, cycle = 0, cycle + 1
 
-    def _runs(self, logical: int, topology: Topology) -> Iterator[tuple[int, list[Any]]]:
+    def _streams(
+        self, logical: int, topology: Topology, read: Reading, place: Placement
+    ) -> tuple[list[Iterator[Any]], int | None, int]:
+        """Each dataset's stream for worker ``logical``, the steps to take and those taken.
+
+        ``read`` makes a stream of a child's segments in an epoch: its samples, or their ids.
+        """
         # Each dataset is split among the workers in whole batches, as LitData splits it.
         child_topology = Topology(topology.world_size, topology.num_workers, self._batch_size)
-        exact = self._resume is not None and self._same_topology(topology)
-        done = self._saved("steps", topology)[logical]
-        streams: list[Iterator[Any]]
+        resume = None if place.fresh else self._resume
+        done = 0 if place.fresh else self._saved("steps", topology)[logical]
         if self.is_cycling():
-            if self._resume is not None and not exact:
+            if resume is not None and not self._same_topology(topology):
                 raise RuntimeError(
                     "A cycling ParallelStreamingDataset resumes only with the same number of "
                     "workers, processes and batch size it was saved with."
                 )
-            per_epoch = None if self.is_infinite() else self._steps(topology.num_workers)[logical]
-            first = (self.current_epoch - 1) * per_epoch if per_epoch and self.resume else 0
+            per_epoch = (
+                None
+                if self.is_infinite()
+                else self._steps(topology.num_workers, place.rank)[logical]
+            )
+            first = (place.epoch - 1) * per_epoch if per_epoch and self.resume else 0
             streams = [
-                self._cycled(child, logical, child_topology, first + done)
+                self._cycled(child, logical, child_topology, first + done, read, place)
                 for child in self.datasets
             ]
-            steps = None if per_epoch is None else per_epoch - done
-        else:  # each dataset resumes (exactly or elastically) from its own state
-            parts = [child.worker_segments(logical, child_topology) for child in self.datasets]
-            streams = [
-                itertools.chain.from_iterable(child.runs(part))
-                for child, part in zip(self.datasets, parts, strict=True)
-            ]
-            steps = min(sum(segment.count for segment in part) for part in parts)
+            return streams, None if per_epoch is None else per_epoch - done, done
+        # Each dataset resumes (exactly or elastically) from its own state.
+        epochs = [child.current_epoch if place.now else place.epoch for child in self.datasets]
+        parts = [
+            child.worker_segments(
+                logical, child_topology, rank=place.rank, epoch=epoch, fresh=place.fresh
+            )
+            for child, epoch in zip(self.datasets, epochs, strict=True)
+        ]
+        streams = [
+            read(child, part, epoch)
+            for child, part, epoch in zip(self.datasets, parts, epochs, strict=True)
+        ]
+        return streams, min(sum(segment.count for segment in part) for part in parts), done
+
+    def _runs(
+        self, streams: list[Iterator[Any]], steps: int | None, done: int, logical: int
+    ) -> Iterator[tuple[int, list[Any]]]:
         zipped = zip(*streams, strict=False)  # the shortest ends the epoch
         for step, samples in enumerate(itertools.islice(zipped, steps), done):
-            yield 0, [self._apply(samples, logical, step)]
+            yield 0, [self._apply(samples, logical, step, self.current_epoch)]
 
-    def _apply(self, samples: tuple[Any, ...], logical: int, step: int) -> Any:
+    def _id_batches(
+        self, streams: list[Iterator[Any]], steps: int | None, batch_size: int
+    ) -> Iterator[BatchIds]:
+        """The ids of the batches of ``steps`` steps of ``streams`` (arrays of sample ids).
+
+        A step's samples are ``len(datasets)`` rows, one per dataset, in the datasets' order.
+        """
+        takers = [IdTaker(stream) for stream in streams]
+        width = len(takers)
+        left = math.inf if steps is None else steps
+        while left > 0:
+            wanted = int(min(batch_size, left))
+            columns = [taker.take(wanted) for taker in takers]
+            count = min(len(column) for column in columns)  # the shortest ends the epoch
+            if count == 0:
+                return
+            ids = np.empty((count, width, 2), dtype=np.int64)
+            ids[:, :, 0] = np.arange(width)
+            ids[:, :, 1] = np.stack([column[:count] for column in columns], axis=1)
+            yield ids.reshape(count * width, 2)
+            if count < wanted:
+                return
+            left -= count
+
+    def _apply(self, samples: tuple[Any, ...], logical: int, step: int, epoch: int) -> Any:
         if self.transform is None:
             return samples
         if self._arity == 1:
             return self.transform(samples)
-        state = (
-            (self.seed, logical, step)
-            if self.reset_rngs
-            else (self.seed, logical, step, self.current_epoch)
-        )
+        state = (self.seed, logical, step) if self.reset_rngs else (self.seed, logical, step, epoch)
         return self.transform(samples, _rngs(state))
 
     def __iter__(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self._rotation)
-        yield from self._stream(self._runs(logical, topology), self._batch_size, logical, topology)
+        now = Placement(None, self.current_epoch, fresh=False, now=True)
+        runs = self._runs(*self._streams(logical, topology, _samples, now), logical)
+        ids = None
+        if self._with_ids:
+            streams, steps, _ = self._streams(logical, topology, _ids, now)
+            ids = self._id_batches(streams, steps, self._batch_size)
+        yield from self._stream(runs, self._batch_size, logical, topology, ids=ids)
+
+    #: ``batch_plan`` names the batches' samples.
+    plannable: ClassVar[bool] = True
+
+    def batch_plan(
+        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
+    ) -> tuple[int, Iterator[BatchIds]]:
+        """The ids of the batches DataLoader worker ``worker`` of ``rank`` makes, reading none.
+
+        A batch of ``n`` steps has ``n * len(datasets)`` ids: each step's samples, one per
+        dataset, in the datasets' order. See ``StreamingDataset.batch_plan``.
+        """
+        del clock
+        logical = (worker + (0 if fresh else self._rotation(topology))) % topology.num_workers
+        place = Placement(rank, epoch, fresh=fresh, now=False)
+        streams, steps, _ = self._streams(logical, topology, _ids, place)
+        return logical, self._id_batches(streams, steps, topology.batch_size)
+
+    def batch_counts(self, ids: BatchIds) -> list[int]:
+        """What a batch of ``ids`` counts for: its steps."""
+        return [len(ids) // len(self.datasets)]
+
+    def read_ids(
+        self, ids: Ids, *, worker: int = 0, first_step: int = 0, epoch: int = 1
+    ) -> list[Any]:
+        """The steps ``ids`` name (see ``batch_plan``), transformed as streaming transforms them.
+
+        Args:
+            ids: The ids of whole steps.
+            worker: The logical worker that made them (it seeds the transform's ``rngs``).
+            first_step: The worker's step of the first of them in the epoch.
+            epoch: Their epoch.
+        """
+        width = len(self.datasets)
+        steps = [ids[start : start + width] for start in range(0, len(ids), width)]
+        return [
+            self._apply(
+                tuple(self.datasets[position][index] for position, index in step),
+                worker,
+                first_step + number,
+                epoch,
+            )
+            for number, step in enumerate(steps)
+        ]
 
     @property
     def num_sources(self) -> int:
