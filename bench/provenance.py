@@ -22,14 +22,14 @@ import argparse
 import datetime as dt
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from children import cpu_seconds, emit, run_child
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -52,13 +52,6 @@ def build(folder: Path, count: int) -> None:
     ld.write_dataset(({"x": xs[i], "y": i} for i in range(count)), folder, chunk_bytes="4MB")
 
 
-def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its finished children (the DataLoader workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def child(data: str, kind: str, setting: str, workers: int, logs: str) -> dict[str, Any]:
     """Stream one epoch; return samples/s, CPU ns/sample and the log's size."""
     import litdata as ld
@@ -70,11 +63,11 @@ def child(data: str, kind: str, setting: str, workers: int, logs: str) -> dict[s
         dataset = ld.CombinedStreamingDataset(halves, weights=[0.5, 0.5], iterate_over_all=False)
     options = {"provenance_dir": logs} if setting == "provenance_dir" else {}
     loader = ld.StreamingDataLoader(dataset, batch_size=BATCH, num_workers=workers, **options)
-    cpu_before = _cpu_seconds()
+    cpu_before = cpu_seconds()
     start = time.perf_counter()
     samples = sum(len(batch["y"]) for batch in loader)  # the workers are joined at the end
     seconds = time.perf_counter() - start
-    cpu = _cpu_seconds() - cpu_before
+    cpu = cpu_seconds() - cpu_before
     size = sum(path.stat().st_size for path in Path(logs).glob("*.ids"))
     return {
         "samples": samples,
@@ -90,9 +83,7 @@ def measure(data: Path, kind: str, setting: str, workers: int) -> dict[str, Any]
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         command = [sys.executable, __file__, "--child", setting, "--kind", kind]
         command += ["--data", str(data), "--workers", str(workers), "--logs", logs]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    line = next(row for row in done.stdout.splitlines() if row.startswith(RESULT))
-    return json.loads(line[len(RESULT) :])  # type: ignore[no-any-return]
+        return run_child(command, env, RESULT)
 
 
 def main() -> None:
@@ -109,7 +100,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         result = child(args.data, args.kind, args.child, int(args.workers), args.logs)
-        print(RESULT + json.dumps(result))
+        emit(RESULT, result)
         return
     data = Path.home() / ".cache" / "litdata-bench" / "data" / "provenance" / str(args.count)
     build(data, args.count)

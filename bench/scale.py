@@ -41,6 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from children import emit, run_child
+
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 RESULT = "SCALE_RESULT "
@@ -263,20 +265,7 @@ def _python(system: str) -> tuple[str, dict[str, str]]:
 def _child(system: str, *args: str, cache: Path) -> dict[str, Any]:
     python, env = _python(system)
     env = {**env, "LITDATA_CACHE_DIR": str(cache)}
-    result = subprocess.run(
-        [python, str(Path(__file__).resolve()), "--child", system, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
-    )
-    lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT)]
-    if result.returncode or not lines:
-        raise RuntimeError(
-            f"{system} {args} failed:\n{result.stdout[-2000:]}{result.stderr[-4000:]}"
-        )
-    return dict(json.loads(lines[-1][len(RESULT) :]))
+    return run_child([python, str(Path(__file__).resolve()), "--child", system, *args], env, RESULT)
 
 
 def _measure(system: str, folder: Path, bare: Path, cache: Path) -> dict[str, Any]:
@@ -385,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             result = child_batch(path, int(rest[0]))
         else:
             result = child_build(path)
-        print(RESULT + json.dumps(result), flush=True)
+        emit(RESULT, result)
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")

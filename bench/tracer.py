@@ -28,14 +28,14 @@ import argparse
 import datetime as dt
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from children import cpu_seconds, emit, run_child
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -67,11 +67,11 @@ def child(data: str, setting: str, workers: int, log: str) -> dict[str, Any]:
         enable_tracer(level=setting, log_file=log)
     dataset = ld.StreamingDataset(data, shuffle=True, seed=1)
     loader = ld.StreamingDataLoader(dataset, batch_size=BATCH, num_workers=workers)
-    cpu_before = _cpu_seconds()
+    cpu_before = cpu_seconds()
     start = time.perf_counter()
     samples = sum(len(batch["y"]) for batch in loader)  # the workers are joined at the end
     seconds = time.perf_counter() - start
-    cpu = _cpu_seconds() - cpu_before
+    cpu = cpu_seconds() - cpu_before
     if samples != len(dataset):
         raise SystemExit(f"streamed {samples} samples, expected {len(dataset)}")
     size = os.path.getsize(log) if os.path.exists(log) else 0
@@ -84,13 +84,6 @@ def child(data: str, setting: str, workers: int, log: str) -> dict[str, Any]:
         "cpu_ns_per_sample": cpu / samples * 1e9,
         "log_bytes": size,
     }
-
-
-def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its finished children (the DataLoader workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def event_cost_ns(events: int = 20_000, repeats: int = 5) -> float:
@@ -118,9 +111,7 @@ def measure(data: Path, setting: str, workers: int) -> dict[str, Any]:
         env["PYTHONPATH"] = str(REPO)
         command = [sys.executable, __file__, "--child", setting, "--data", str(data)]
         command += ["--workers", str(workers), "--log", log]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-    line = next(row for row in done.stdout.splitlines() if row.startswith(RESULT))
-    return json.loads(line[len(RESULT) :])  # type: ignore[no-any-return]
+        return run_child(command, env, RESULT)
 
 
 def main() -> None:
@@ -135,7 +126,7 @@ def main() -> None:
     parser.add_argument("--log", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(RESULT + json.dumps(child(args.data, args.child, int(args.workers), args.log)))
+        emit(RESULT, child(args.data, args.child, int(args.workers), args.log))
         return
     data = Path.home() / ".cache" / "litdata-bench" / "data" / "tracer" / str(args.count)
     build(data, args.count)
