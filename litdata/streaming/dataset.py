@@ -6,7 +6,7 @@ import copy
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 # Shuffles and subsets draw from numpy.random: load it with the class, not in the first batch.
 import numpy as np
@@ -21,9 +21,6 @@ from litdata.engine.opening import open_dataset
 from litdata.engine.reader import DatasetReader, position_of
 from litdata.engine.resolve import resolve
 from litdata.streaming.batching import (
-    BatchIds,
-    Ids,
-    LoaderProgress,
     deliver,
     in_worker,
     single_id_batches,
@@ -37,22 +34,13 @@ from litdata.streaming.options import (
     check_transforms,
 )
 from litdata.streaming.plan import Segment, Segments, Topology, worker_plan, worker_sizes
+from litdata.streaming.provenance import NamedBatches
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.sampler import ChunkedIndex
-from litdata.streaming.schedule import Clock
 from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.sized import SizedIterator
-from litdata.streaming.state import (
-    STATE_VERSION,
-    Run,
-    dataset_identity,
-    legacy_identity,
-    plan_with_history,
-    split_consumed,
-    validate_state,
-)
-from litdata.streaming.state_shape import require_dataset_state
+from litdata.streaming.state import Resumable, Run, plan_with_history
 from litdata.streaming.subsets import subsample_regions, subset_regions
 
 __all__ = ["StreamingDataset"]
@@ -63,7 +51,7 @@ logger = logging.getLogger(__name__)
 RUN = 64
 
 
-class StreamingDataset(FrameWindows, IterableDataset[Any]):
+class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[Any]):
     """Stream an optimized dataset: deterministic, sharded across ranks and workers, resumable.
 
     Iterate it with ``StreamingDataLoader`` (which batches inside the workers and makes
@@ -167,7 +155,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         self._num_workers = 1
         self._collate: Callable[[list[Any]], Any] | None = None
         self._with_ids = False
-        self._resume: dict[str, Any] | None = None
+        self._resume = None
         self._set_regions(regions)
 
     def _whole(self) -> RegionIndex:
@@ -176,7 +164,7 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
 
     def _set_regions(self, regions: Sequence[Region] | RegionIndex) -> None:
         self._regions = regions if isinstance(regions, RegionIndex) else RegionIndex(regions)
-        self._identity: str | None = None  # computed when first asked for
+        self._identity = None  # computed when first asked for
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -231,13 +219,6 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         self._with_ids = ids
 
     # -- what the dataset is ---------------------------------------------------------------
-    @property
-    def identity(self) -> str:
-        """A fingerprint of the dataset's contents and of the items this view reads."""
-        if self._identity is None:
-            self._identity = dataset_identity(self._reader.index, self._regions)
-        return self._identity
-
     @property
     def num_items(self) -> int:
         """How many items this dataset reads per epoch, over all ranks."""
@@ -392,19 +373,6 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         )
         return plan[worker]
 
-    def segment_ids(
-        self, segments: Sequence[Segment], epoch: int
-    ) -> Iterator[npt.NDArray[np.int64]]:
-        """The dataset positions (``ds[i]``) of ``segments``' items in ``epoch``, reading none."""
-        strategy, regions = self.strategy, self._regions
-        for segment in segments:
-            size = int(regions.sizes[segment.region])
-            order = strategy.item_permutation(segment.region, size, self.seed, epoch)
-            yield (
-                regions.first(segment.region)
-                + order[segment.offset : segment.offset + segment.count]
-            )
-
     def runs(self, segments: Sequence[Segment], size: int = RUN) -> Iterator[list[Any]]:
         """The samples of ``segments``, decoded (and transformed) ``size`` at a time."""
         if not segments:  # nothing to read (an empty dataset needs no decoder)
@@ -446,45 +414,6 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
         finally:  # an error, or a reader that stopped early: no fetch goes on behind its back
             reader.close()
 
-    #: ``batch_plan`` names the batches' samples.
-    plannable: ClassVar[bool] = True
-
-    def batch_plan(
-        self, worker: int, topology: Topology, *, rank: int, epoch: int, clock: Clock, fresh: bool
-    ) -> tuple[int, Iterator[BatchIds]]:
-        """The ids of the batches DataLoader worker ``worker`` of ``rank`` makes, reading none.
-
-        Args:
-            worker: The DataLoader worker (torch's id).
-            topology: Ranks, workers and batch size.
-            rank: The rank.
-            epoch: The epoch.
-            clock: Where training stood when the run began (unused: no schedule here).
-            fresh: The epoch from its start; otherwise the run a loaded state dict resumes.
-
-        Returns:
-            The worker's logical id (its batches' ``Envelope.worker``) and its batches' ids.
-        """
-        del clock
-        logical = (worker + (0 if fresh else self.rotation(topology))) % topology.num_workers
-        segments = self.worker_segments(logical, topology, rank=rank, epoch=epoch, fresh=fresh)
-        runs = self.segment_ids(segments, epoch)
-        return logical, single_id_batches(runs, topology.batch_size)
-
-    def batch_counts(self, ids: BatchIds) -> list[int]:
-        """What a batch of ``ids`` counts for: its samples."""
-        return [len(ids)]
-
-    def read_ids(
-        self, ids: Ids, *, worker: int = 0, first_step: int = 0, epoch: int = 1
-    ) -> list[Any]:
-        """The samples ``ids`` name (every dataset index is 0), as streaming returns them.
-
-        Where they were read (``worker``, ``first_step``, ``epoch``) does not change them.
-        """
-        del worker, first_step, epoch
-        return [self[index] for _, index in ids]
-
     def _chunks_of(self, segments: Sequence[Segment]) -> npt.NDArray[np.int64]:
         """The chunk each segment reads (an array, from the plan's arrays when it has them)."""
         if isinstance(segments, Segments):
@@ -493,14 +422,6 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
             regions = np.fromiter((s.region for s in segments), np.int64, len(segments))
         chosen = self._regions.chunks
         return regions if chosen is None else chosen[regions]
-
-    def rotation(self, topology: Topology) -> int:
-        """How far to rotate worker ids so a same-topology resume continues the round robin."""
-        resume = self._resume or {}
-        history = resume.get("history")
-        if history and Run.from_json(history[-1]).topology == topology:
-            return int(resume.get("next_worker", 0))
-        return 0
 
     def __iter__(self) -> Iterator[Any]:
         return SizedIterator(self._iterate(), self)
@@ -519,109 +440,3 @@ class StreamingDataset(FrameWindows, IterableDataset[Any]):
     def _end_of_epoch(self) -> None:
         self._resume = None
         self.current_epoch += 1
-
-    # -- resume ----------------------------------------------------------------------------
-    def reset_state_dict(self) -> None:
-        """Forget a loaded state dict (the next iteration starts a fresh epoch)."""
-        self._resume = None
-
-    @property
-    def num_sources(self) -> int:
-        """One: the loader counts this dataset's samples."""
-        return 1
-
-    @property
-    def resuming(self) -> bool:
-        """Whether a loaded state dict will shape the next iteration."""
-        return self._resume is not None
-
-    def agreement(self) -> dict[str, Any]:
-        """What every rank must agree on before reading (checked by the loader under DDP)."""
-        return {"items": self.num_items, **self._settings()}
-
-    def _settings(self) -> dict[str, Any]:
-        return {
-            "identity": self.identity,
-            "seed": self.seed,
-            "shuffle": self.shuffle
-            if isinstance(self.shuffle, bool | str)
-            else describe(self.strategy),
-            "drop_last": self.drop_last,
-            "item_loader": self.item_loader.state_dict() if self.item_loader else {},
-        }
-
-    def state_dict(
-        self,
-        num_samples_yielded: int,
-        num_workers: int,
-        batch_size: int,
-        samples_per_worker: Sequence[int] | None = None,
-        next_worker: int = 0,
-    ) -> dict[str, Any]:
-        """The state to resume this epoch after ``num_samples_yielded`` samples on this rank.
-
-        Args:
-            num_samples_yielded: Samples this rank's loader yielded this epoch.
-            num_workers: The loader's workers (0 means the main process).
-            batch_size: The loader's batch size.
-            samples_per_worker: What each worker yielded, when known (``StreamingDataLoader``
-                knows); otherwise derived from the DataLoader's round-robin order.
-            next_worker: The worker whose batch the loader would have taken next.
-        """
-        _, world = rank_and_world()
-        topology = Topology(world, max(1, num_workers), batch_size)
-        consumed = (
-            tuple(samples_per_worker)
-            if samples_per_worker is not None
-            else (split_consumed(num_samples_yielded, topology))
-        )
-        history = list(self._resume["history"]) if self._resume is not None else []
-        if history and Run.from_json(history[-1]).topology == topology:
-            previous = Run.from_json(history.pop())  # this run continued that one's workers
-            consumed = tuple(a + b for a, b in zip(previous.consumed, consumed, strict=True))
-        history.append(Run(topology, consumed).to_json())
-        first_world = Run.from_json(history[0]).topology.world_size
-        local = self._reader.location.local_path
-        return {
-            **self._settings(),
-            "num_samples_yielded": num_samples_yielded,
-            "num_workers": topology.num_workers,
-            "batch_size": batch_size,
-            "current_epoch": self.current_epoch,
-            "input_dir_path": local if local is not None else str(self._reader.cache.directory),
-            "input_dir_url": None if local is not None else self._reader.root,
-            "cache_dir_path": self.cache_dir,
-            "world_size": world,
-            "state_version": STATE_VERSION,
-            "num_canonical_nodes": self.num_canonical_nodes or first_world,
-            "history": history,
-            "next_worker": next_worker,
-        }
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Resume from ``state`` at the next iteration.
-
-        Raises:
-            ValueError: The state belongs to another dataset, or to other settings (see
-                ``force_override_state_dict``).
-        """
-        require_dataset_state(state, "a StreamingDataset", None)
-        validate_state(
-            state,
-            self._settings(),
-            self.force_override_state_dict,
-            lambda: legacy_identity(self._reader.index, self._regions.regions),
-        )
-        self._resume = dict(state)
-        self.current_epoch = int(state["current_epoch"])
-
-    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
-        """``state_dict`` from the loader's per-worker counts (one dataset: one count each)."""
-        per_worker = [count[0] for count in progress.counts]
-        return self.state_dict(
-            sum(per_worker),
-            progress.num_workers,
-            progress.batch_size,
-            per_worker,
-            progress.next_worker,
-        )
