@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from litdata.core.compact import COMPACT_FILENAME, compact_bytes, index_digest
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
@@ -34,6 +35,10 @@ from litdata.engine.key_index import (
     writer_keys_parts,
 )
 from litdata.engine.resolve import resolve
+
+T = TypeVar("T")
+#: How many per-writer files a merge reads (or deletes) at once.
+REQUESTS_AT_ONCE = 16
 
 __all__ = [
     "merge_rank_indexes",
@@ -137,11 +142,11 @@ def merge_rank_indexes(
     merged = publish_index(
         location, ordered[0].config, chunks, (part.plugins for part in ordered), keys=keys
     )
-    for name in [
+    leftovers = [
         *(name for name, _ in parts),
         *writer_keys_names(location.storage.list(location.url)),
-    ]:
-        location.storage.delete(location.join(name))
+    ]
+    _each(lambda name: location.storage.delete(location.join(name)), leftovers)
     return merged
 
 
@@ -228,6 +233,22 @@ def _rank_of(name: str) -> int:
 
 
 def read_rank_indexes(location: Location) -> list[tuple[str, DatasetIndex]]:
-    """The per-writer indexes at ``location``, parsed, in natural rank order."""
+    """The per-writer indexes at ``location``, parsed, in natural rank order.
+
+    They are fetched ``REQUESTS_AT_ONCE`` at a time: 512 writers' files on object storage
+    cost a few round trips, not 512 of them one after the other.
+    """
     names = rank_index_names(location.storage.list(location.url))
-    return [(name, index_from_bytes(location.read(name), location.join(name))) for name in names]
+    texts = _each(location.read, names)
+    return [
+        (name, index_from_bytes(text, location.join(name)))
+        for name, text in zip(names, texts, strict=True)
+    ]
+
+
+def _each(action: Callable[[str], T], names: Sequence[str]) -> list[T]:
+    """``action`` of every name, several at once, in order; the first failure is raised."""
+    if len(names) <= 1:
+        return [action(name) for name in names]
+    with ThreadPoolExecutor(min(REQUESTS_AT_ONCE, len(names))) as pool:
+        return list(pool.map(action, names))

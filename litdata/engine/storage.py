@@ -86,8 +86,12 @@ class Storage:
 
     @contextlib.contextmanager
     def probing(self) -> Iterator[None]:
-        """Within the block, ``exists`` and ``download`` of one URL reach the backend once."""
+        """Within the block, ``exists`` and ``download`` of one URL reach the backend once.
+
+        Safe in threads: each download lands in a file of its own before it is kept.
+        """
         self._probes = {}
+        self._probe_dir = tempfile.mkdtemp(prefix="litdata-probe-")
         try:
             yield
         finally:
@@ -192,9 +196,8 @@ class Storage:
         """
         if self._probes is not None:
             if url not in self._probes:
-                if self._probe_dir is None:
-                    self._probe_dir = tempfile.mkdtemp(prefix="litdata-probe-")
-                fresh = os.path.join(self._probe_dir, str(len(self._probes)))
+                handle, fresh = tempfile.mkstemp(dir=self._probe_dir)
+                os.close(handle)
                 try:
                     self._download(url, fresh, size)
                 except FileNotFoundError:
