@@ -54,8 +54,10 @@ __all__ = [
     "COMPACT_FILENAME",
     "COMPACT_VERSION",
     "ChunkTable",
+    "Columns",
     "StaleCompactError",
     "chunks_fingerprint",
+    "columns_bytes",
     "compact_bytes",
     "index_digest",
     "map_compact",
@@ -100,27 +102,68 @@ def compact_bytes(index: DatasetIndex, digest: bytes) -> bytes:
     """
     chunks = index.chunks
     count = len(chunks)
-    sizes = np.fromiter((c.chunk_size for c in chunks), dtype=np.int64, count=count)
+    columns = Columns(
+        sizes=np.fromiter((c.chunk_size for c in chunks), dtype=np.int64, count=count),
+        nbytes=np.fromiter((c.chunk_bytes for c in chunks), dtype=np.int64, count=count),
+        dims=np.fromiter((-1 if c.dim is None else c.dim for c in chunks), np.int64, count),
+        names=[c.filename.encode() for c in chunks],
+        checksums=[(c.checksum or "").encode() for c in chunks],
+        has_checksum=np.fromiter((c.checksum is not None for c in chunks), bool, count),
+        extras=[
+            json.dumps(dict(c.extra), sort_keys=True).encode() if c.extra else b"" for c in chunks
+        ],
+    )
+    return columns_bytes(columns, index.to_json_head(), digest)
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+    """A chunk table as columns, one value per chunk, as a compact index stores it.
+
+    Attributes:
+        sizes: Items per chunk.
+        nbytes: Bytes per chunk file.
+        dims: Each chunk's ``dim``, -1 where it has none.
+        names: File names (UTF-8).
+        checksums: Checksums (ASCII; empty where none).
+        has_checksum: Where a checksum is recorded.
+        extras: Each entry's other keys (JSON; empty where none).
+    """
+
+    sizes: Int64s
+    nbytes: Int64s
+    dims: Int64s
+    names: list[bytes]
+    checksums: list[bytes]
+    has_checksum: npt.NDArray[np.bool_]
+    extras: list[bytes]
+
+
+def columns_bytes(columns: Columns, head: dict[str, Any], digest: bytes) -> bytes:
+    """The compact index of a chunk table given as ``columns`` (no object per chunk).
+
+    Args:
+        columns: The chunk table.
+        head: The index without its chunks (``DatasetIndex.to_json_head()``).
+        digest: The digest of the ``index.json`` bytes it stands for.
+
+    Raises:
+        DatasetFormatError: More chunks, or a chunk with more items, than a compact index
+            holds.
+    """
+    sizes, count = columns.sizes, len(columns.sizes)
     if count > MAX_CHUNKS or (count and int(sizes.max()) >= MAX_CHUNK_ITEMS):
         raise DatasetFormatError(
             f"An index of {count:,} chunks (largest {int(sizes.max()):,} items) is beyond what "
             f"a compact index holds ({MAX_CHUNKS:,} chunks of under {MAX_CHUNK_ITEMS:,} items)."
         )
-    nbytes = np.fromiter((c.chunk_bytes for c in chunks), dtype=np.int64, count=count)
-    dims = np.fromiter((-1 if c.dim is None else c.dim for c in chunks), np.int64, count)
-    flags = np.fromiter(
-        ((c.checksum is not None) * _HAS_CHECKSUM + (c.dim is not None) * _HAS_DIM for c in chunks),
-        dtype=np.int64,
-        count=count,
-    )
+    flags = columns.has_checksum.astype(np.int64) * _HAS_CHECKSUM + (columns.dims >= 0) * _HAS_DIM
     starts = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(sizes, out=starts[1:])
-    name_at, names = _strings([c.filename.encode() for c in chunks])
-    check_at, checks = _strings([(c.checksum or "").encode() for c in chunks])
-    extra_at, extras = _strings(
-        [json.dumps(dict(c.extra), sort_keys=True).encode() if c.extra else b"" for c in chunks]
-    )
-    head_blob = json.dumps(index.to_json_head(), sort_keys=True).encode()
+    name_at, names = _strings(columns.names)
+    check_at, checks = _strings(columns.checksums)
+    extra_at, extras = _strings(columns.extras)
+    head_blob = json.dumps(head, sort_keys=True).encode()
     header = _HEADER.pack(
         _MAGIC,
         COMPACT_VERSION,
@@ -132,11 +175,11 @@ def compact_bytes(index: DatasetIndex, digest: bytes) -> bytes:
         len(extras),
         len(head_blob),
     )
-    columns = (sizes, nbytes, dims, flags, starts, name_at, check_at, extra_at)
+    arrays = (sizes, columns.nbytes, columns.dims, flags, starts, name_at, check_at, extra_at)
     return b"".join(
         [
             _padded(header),
-            *(column.astype("<i8").tobytes() for column in columns),
+            *(array.astype("<i8").tobytes() for array in arrays),
             *(_padded(blob) for blob in (names, checks, extras, head_blob)),
         ]
     )
