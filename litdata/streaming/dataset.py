@@ -33,7 +33,14 @@ from litdata.streaming.options import (
     check_options,
     check_transforms,
 )
-from litdata.streaming.plan import Segment, Segments, Topology, worker_plan, worker_sizes
+from litdata.streaming.plan import (
+    Segment,
+    Segments,
+    Topology,
+    uses,
+    worker_plan,
+    worker_sizes,
+)
 from litdata.streaming.provenance import NamedBatches
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
@@ -383,11 +390,8 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
         chunks = self._chunks_of(segments)
-        last_use = np.zeros(len(chunks), dtype=bool)  # where each chunk is read the last time
-        _, from_end = np.unique(chunks[::-1], return_index=True)
-        last_use[len(chunks) - 1 - from_end] = True
-        _, first_use = np.unique(chunks, return_index=True)
-        reader.prefetch(chunks[np.sort(first_use)].tolist(), self.max_pre_download)
+        first_use, last_use = uses(chunks)  # where each chunk is read the first, last time
+        reader.prefetch(chunks[first_use].tolist(), self.max_pre_download)
         try:
             for number, segment in enumerate(segments):
                 region = regions.region(segment.region)

@@ -19,6 +19,7 @@ from litdata.streaming.plan import (
     epoch_plan,
     redistribute,
     skip,
+    uses,
     worker_plan,
     worker_sizes,
 )
@@ -193,3 +194,15 @@ def test_one_worker_plan_is_its_part_of_the_plan(sizes, topology, name, drop_las
         assert worker_plan(np.asarray(sizes), topology, worker, **options) == plan[worker]
     shares = worker_sizes(sizes, topology, drop_last, strategy.whole_chunks)
     assert shares == [sum(s.count for s in segments) for segments in plan]
+
+
+@pytest.mark.parametrize("spread", [3, 10, 1_000])  # dense chunk ids (a table), sparse (a sort)
+def test_uses_marks_each_chunks_first_and_last_read(spread):
+    rng = np.random.default_rng(spread)
+    for _ in range(200):
+        chunks = rng.integers(0, spread, int(rng.integers(1, 60))).astype(np.int64)
+        first, last = uses(chunks)
+        seen = [int(c) for c in chunks]
+        assert first.tolist() == [c not in seen[:i] for i, c in enumerate(seen)]
+        assert last.tolist() == [c not in seen[i + 1 :] for i, c in enumerate(seen)]
+    assert [len(mask) for mask in uses(np.zeros(0, dtype=np.int64))] == [0, 0]
