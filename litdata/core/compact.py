@@ -66,6 +66,8 @@ __all__ = [
 COMPACT_FILENAME = "index.compact"
 COMPACT_VERSION = 1
 _MAGIC = b"LDCOMPAC"
+#: Rows checked at a time when a compact index is mapped.
+_CHECK_ROWS = 1 << 18
 _HEADER = struct.Struct("<8sIIQ16sQQQQ")
 _HAS_CHECKSUM, _HAS_DIM = 1, 2
 #: The most chunks a compact index may list (2^25: with item counts under 2^38, no sum of
@@ -251,23 +253,36 @@ class ChunkTable(ChunkColumns):
         self.head = head
 
     def _check(self, where: str, offsets: list[Int64s], lengths: list[int]) -> None:
-        sizes, nbytes, dims, flags = self._sizes, self._nbytes, self._dims, self._flags
-        count = len(sizes)
-        if count and not (
-            int(sizes.min()) >= 0 and int(sizes.max()) < MAX_CHUNK_ITEMS and int(nbytes.min()) >= 0
-        ):
-            raise _bad(where, "a chunk's item or byte count is negative or too large")
-        if count and not (int(flags.min()) >= 0 and int(flags.max()) <= _HAS_CHECKSUM | _HAS_DIM):
-            raise _bad(where, "a chunk's flags are not 0 to 3")
-        has_dim = (flags & _HAS_DIM) != 0
-        if not (np.all(dims[has_dim] > 0) and np.all(dims[~has_dim] == -1)):
-            raise _bad(where, "a chunk's dim is not positive")
-        if int(self._starts[0]) != 0 or not np.array_equal(np.diff(self._starts), sizes):
+        """Every count and offset, a block of rows at a time (small temporaries stay in cache)."""
+        count = len(self._sizes)
+        if int(self._starts[0]) != 0:
             raise _bad(where, "its cumulative item counts do not add up")
         for name, at, length in zip(
             ("names", "checksums", "extras"), offsets, lengths[:3], strict=True
         ):
-            if int(at[0]) != 0 or int(at[-1]) != length or (count and int(np.diff(at).min()) < 0):
+            if int(at[0]) != 0 or int(at[-1]) != length:
+                raise _bad(where, f"its {name} offsets leave their blob")
+        for begin in range(0, count, _CHECK_ROWS):
+            end = min(begin + _CHECK_ROWS, count)
+            self._check_rows(where, begin, end, offsets)
+
+    def _check_rows(self, where: str, begin: int, end: int, offsets: list[Int64s]) -> None:
+        sizes, nbytes = self._sizes[begin:end], self._nbytes[begin:end]
+        dims, flags = self._dims[begin:end], self._flags[begin:end]
+        if not (
+            int(sizes.min()) >= 0 and int(sizes.max()) < MAX_CHUNK_ITEMS and int(nbytes.min()) >= 0
+        ):
+            raise _bad(where, "a chunk's item or byte count is negative or too large")
+        if not (int(flags.min()) >= 0 and int(flags.max()) <= _HAS_CHECKSUM | _HAS_DIM):
+            raise _bad(where, "a chunk's flags are not 0 to 3")
+        if not np.where((flags & _HAS_DIM) != 0, dims > 0, dims == -1).all():
+            raise _bad(where, "a chunk's dim is not positive")
+        starts = self._starts[begin : end + 1]
+        if not np.array_equal(starts[1:] - starts[:-1], sizes):
+            raise _bad(where, "its cumulative item counts do not add up")
+        for name, at in zip(("names", "checksums", "extras"), offsets, strict=True):
+            rows = at[begin : end + 1]
+            if int((rows[1:] - rows[:-1]).min()) < 0:
                 raise _bad(where, f"its {name} offsets leave their blob")
 
     @property
