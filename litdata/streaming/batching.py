@@ -78,13 +78,15 @@ def batches(
     num_datasets: int,
     *,
     whole_runs: bool = False,
+    packed: bool = True,
 ) -> Iterator[Envelope]:
     """Group runs of samples, ``(dataset index, samples)``, into collated batches.
 
     A batch may take samples from several runs, unless ``whole_runs`` (each run is a batch).
-    Batches leaving a worker process are packed for a cheap trip (see ``transport``).
+    Batches leaving a worker process are packed for a cheap trip (see ``transport``), unless
+    not ``packed``.
     """
-    finish = (lambda items: pack(collate(items))) if in_worker() else collate
+    finish = (lambda items: pack(collate(items))) if packed and in_worker() else collate
     if whole_runs:
         for source, run in runs:
             counts = [0] * num_datasets
@@ -118,13 +120,18 @@ def deliver(
 ) -> Iterator[Any]:
     """The samples of ``runs`` one by one, or their ``Envelope`` batches (``collate`` set).
 
-    A loader sets ``collate`` only while it iterates; see ``batches``.
+    A loader sets ``collate`` only while it iterates; see ``batches``. A ``collate`` with a
+    ``group`` method (the arena's) sends a worker process's batches on its own.
     """
     if collate is None:
         for _, run in runs:
             yield from run
-    else:
-        yield from batches(runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs)
+        return
+    group = getattr(collate, "group", None) if in_worker() else None
+    made = batches(
+        runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs, packed=not group
+    )
+    yield from made if group is None else group(made)
 
 
 def id_row_batches(blocks: Iterable[BatchIds], batch_size: int) -> Iterator[BatchIds]:
