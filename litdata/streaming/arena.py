@@ -17,6 +17,7 @@ batch with a leaf no slot can hold (a custom ``collate_fn``'s own objects) trave
 
 from __future__ import annotations
 
+import atexit
 import mmap
 import os
 import threading
@@ -220,8 +221,20 @@ def agree(session: str, key: str, proposal: int) -> int:
 
 
 def open_session(session: str) -> None:
-    """Get ready, in the training process, to read the slots of ``session``."""
+    """Get ready, in the training process, to read the slots of ``session``.
+
+    A session still open when the process exits (an epoch's iterator never closed) is closed
+    then.
+    """
+    if not _readers:
+        atexit.unregister(_close_all)
+        atexit.register(_close_all)
     _readers[session] = _Reader()
+
+
+def _close_all() -> None:
+    for session in list(_readers):
+        close_session(session)
 
 
 def close_session(session: str) -> None:

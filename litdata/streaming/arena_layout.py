@@ -10,6 +10,7 @@ tensors) has no layout: such a batch travels the pipe as before.
 from __future__ import annotations
 
 import ctypes
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,6 +25,27 @@ ALIGN = 64
 _INLINE = (str, int, float, bool, complex, type(None))
 _NUMPY_KINDS = frozenset("biufcmM")
 _TORCH_DTYPES = {str(kind): kind for kind in vars(torch).values() if isinstance(kind, torch.dtype)}
+#: The numpy dtype of each torch dtype that has one (the others go as same-sized integers).
+_NUMPY_OF: dict[torch.dtype, Any] = {
+    torch.bool: np.bool_,
+    torch.uint8: np.uint8,
+    torch.int8: np.int8,
+    torch.int16: np.int16,
+    torch.uint16: np.uint16,
+    torch.int32: np.int32,
+    torch.uint32: np.uint32,
+    torch.int64: np.int64,
+    torch.uint64: np.uint64,
+    torch.float16: np.float16,
+    torch.float32: np.float32,
+    torch.float64: np.float64,
+    torch.complex64: np.complex64,
+    torch.complex128: np.complex128,
+}
+_RAW = {1: (torch.uint8, np.uint8), 2: (torch.int16, np.int16), 4: (torch.int32, np.int32)}
+_RAW[8] = (torch.int64, np.int64)
+
+_QUANTIZED = frozenset((torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4))
 
 Spec = tuple[Any, ...]
 Bytes = npt.NDArray[np.uint8]
@@ -43,14 +65,11 @@ def _aligned(size: int) -> int:
 
 def _arena_tensor(value: torch.Tensor) -> bool:
     return (
-        type(value) is torch.Tensor
+        value.is_cpu
         and value.layout is torch.strided
-        and value.device.type == "cpu"
         and not value.requires_grad
-        and not value.is_quantized
-        and not value.is_conj()
-        and not value.is_neg()
-        and value.dtype.itemsize == value.element_size()
+        and value.dtype not in _QUANTIZED
+        and (value.dtype in _NUMPY_OF or value.element_size() in _RAW)
     )
 
 
@@ -72,8 +91,7 @@ class _Planner:
         if kind is torch.Tensor:
             if not _arena_tensor(value):
                 return None
-            nbytes = value.element_size() * value.numel()
-            return ("t", self._take(nbytes, value), str(value.dtype), tuple(value.shape))
+            return ("t", self._take(value.nbytes, value), str(value.dtype), tuple(value.shape))
         if kind is np.ndarray:
             if value.dtype.kind not in _NUMPY_KINDS:
                 return None
@@ -108,12 +126,19 @@ def plan(batch: Any) -> Layout | None:
     return None if spec is None else Layout(spec, planner.leaves, planner.size)
 
 
+def _as_array(tensor: torch.Tensor) -> Any:
+    """A numpy array viewing ``tensor``'s memory (same-sized integers for bfloat16 and such)."""
+    if tensor.is_complex():
+        tensor = tensor.resolve_conj().resolve_neg()
+    if tensor.dtype not in _NUMPY_OF:
+        tensor = tensor.view(_RAW[tensor.element_size()][0])
+    return tensor.numpy()
+
+
 def _write_leaf(slot: Bytes, at: int, leaf: Any) -> None:
     if type(leaf) is torch.Tensor:
-        nbytes = leaf.element_size() * leaf.numel()
-        target = torch.from_numpy(slot[at : at + nbytes]).view(leaf.dtype).view(leaf.shape)
-        target.copy_(leaf)
-    elif type(leaf) is np.ndarray:
+        leaf = _as_array(leaf)
+    if type(leaf) is np.ndarray:
         slot[at : at + leaf.nbytes].view(leaf.dtype).reshape(leaf.shape)[...] = leaf
     elif type(leaf) is bytes:
         slot[at : at + len(leaf)] = np.frombuffer(leaf, dtype=np.uint8)
@@ -145,12 +170,15 @@ def read(spec: Spec, slot: Bytes) -> Any:
     if kind == "t":
         _, at, dtype_name, shape = spec
         dtype = _TORCH_DTYPES[dtype_name]
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        return torch.from_numpy(slot[at : at + nbytes]).view(dtype).view(shape)
+        array_type = _NUMPY_OF.get(dtype)
+        raw = _RAW[dtype.itemsize][1] if array_type is None else array_type
+        nbytes = math.prod(shape) * dtype.itemsize
+        tensor = torch.from_numpy(slot[at : at + nbytes].view(raw).reshape(shape))
+        return tensor if array_type is not None else tensor.view(dtype)
     if kind == "n":
         _, at, dtype_str, shape = spec
         array_dtype = np.dtype(dtype_str)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * array_dtype.itemsize
+        nbytes = math.prod(shape) * array_dtype.itemsize
         return slot[at : at + nbytes].view(array_dtype).reshape(shape)
     if kind == "b":
         return slot[spec[1] : spec[1] + spec[2]].tobytes()

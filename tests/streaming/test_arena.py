@@ -4,6 +4,8 @@ import gc
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -252,3 +254,24 @@ def test_a_broken_off_epoch_leaves_no_segments(mixed):
 def test_an_unknown_transport_is_refused(mixed):
     with pytest.raises(ValueError, match="transport='shm'"):
         ld.StreamingDataLoader(ld.StreamingDataset(mixed), transport="shm")
+
+
+def test_a_process_that_exits_mid_epoch_leaves_no_segments(mixed):
+    script = (
+        "import os, sys, litdata as ld\n"
+        "loader = ld.StreamingDataLoader(ld.StreamingDataset(sys.argv[1]), batch_size=2,"
+        " num_workers=2)\n"
+        "batches = iter(loader)\n"
+        "next(batches)\n"
+        "print(os.getpid())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(mixed)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).parents[2],
+    )
+    pid = int(done.stdout.split()[-1])
+    assert not list(SHM.glob(f"litdata-arena-{pid}-*"))
