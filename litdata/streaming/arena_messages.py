@@ -105,7 +105,7 @@ def _message(session: str, source: int, pending: list[Envelope], worker: int, la
 
 
 def _group_cap(session: str, first: Layout | None) -> int:
-    size = first.size if first is not None else 0
+    size = first.size if first is not None else GROUP_BYTES  # by pipe: one batch a message
     return agree(session, "group", max(1, min(GROUP_BATCHES, GROUP_BYTES // max(size, 1))))
 
 
@@ -152,11 +152,14 @@ class ArenaSession:
 
     Args:
         num_workers: The loader's worker processes.
+        in_order: Hand batches out in torch's round robin (else as they come, as torch does
+            with ``in_order=False``).
     """
 
-    def __init__(self, num_workers: int) -> None:
+    def __init__(self, num_workers: int, *, in_order: bool = True) -> None:
         self.name = f"litdata-arena-{os.getpid()}-{secrets.token_hex(4)}"
         self._num_workers = num_workers
+        self._in_order = in_order
         open_session(self.name)
 
     def collate(self, collate: Callable[[list[Any]], Any]) -> ArenaCollate:
@@ -178,7 +181,7 @@ class ArenaSession:
             worker = message.worker
             queue = queues[data.source]
             queue.extend(Envelope(worker, c, b) for c, b in zip(data.counts, batches, strict=True))
-            done[data.source] = data.last
+            done[data.source] = data.last or not self._in_order
             del data, batches, message  # the consumer's references alone keep slots busy
             turn = yield from _take_turns(queues, done, turn)
         done = [True] * count  # workers torch saw end without a last message

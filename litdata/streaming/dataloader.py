@@ -305,7 +305,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
     def _arena_session(self) -> ArenaSession | None:
         """This epoch's shared-memory slots, when batches leave worker processes through them."""
         if self.num_workers > 0 and self._transport == "arena" and available():
-            return ArenaSession(self.num_workers)
+            return ArenaSession(self.num_workers, in_order=getattr(self, "in_order", True))
         return None
 
     def _epoch(self, dataset: Streamable) -> Iterator[Any]:

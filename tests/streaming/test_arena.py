@@ -275,3 +275,8 @@ def test_a_process_that_exits_mid_epoch_leaves_no_segments(mixed):
     )
     pid = int(done.stdout.split()[-1])
     assert not list(SHM.glob(f"litdata-arena-{pid}-*"))
+
+
+def test_out_of_order_delivery_hands_every_batch_out_once(mixed):
+    batches = _epoch(mixed, in_order=False)
+    assert sorted(int(i) for batch in batches for i in batch["id"]) == list(range(600))
