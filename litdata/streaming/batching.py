@@ -81,14 +81,16 @@ def batches(
     *,
     whole_runs: bool = False,
     ids: Iterator[BatchIds] | None = None,
+    packed: bool = True,
 ) -> Iterator[Envelope]:
     """Group runs of samples, ``(dataset index, samples)``, into collated batches.
 
     A batch may take samples from several runs, unless ``whole_runs`` (each run is a batch).
-    Batches leaving a worker process are packed for a cheap trip (see ``transport``). With
-    ``ids`` (the batches' ids, as the plan cuts them) each envelope carries its batch's ids.
+    Batches leaving a worker process are packed for a cheap trip (see ``transport``), unless
+    not ``packed``. With ``ids`` (the batches' ids, as the plan cuts them) each envelope
+    carries its batch's ids.
     """
-    finish = (lambda items: pack(collate(items))) if in_worker() else collate
+    finish = (lambda items: pack(collate(items))) if packed and in_worker() else collate
 
     def envelope(counts: Sequence[int], items: list[Any]) -> Envelope:
         named = None if ids is None else next(ids)
@@ -129,14 +131,25 @@ def deliver(
     """The samples of ``runs`` one by one, or their ``Envelope`` batches (``collate`` set).
 
     A loader sets ``collate`` (and asks for ``ids``) only while it iterates; see ``batches``.
+    A ``collate`` with a ``group`` method (the arena's) sends a worker process's batches on
+    its own.
     """
     if collate is None:
         for _, run in runs:
             yield from run
-    else:
-        yield from batches(
-            runs, batch_size, collate, worker, num_datasets, whole_runs=whole_runs, ids=ids
-        )
+        return
+    group = getattr(collate, "group", None) if in_worker() else None
+    made = batches(
+        runs,
+        batch_size,
+        collate,
+        worker,
+        num_datasets,
+        whole_runs=whole_runs,
+        ids=ids,
+        packed=not group,
+    )
+    yield from made if group is None else group(made)
 
 
 def id_row_batches(blocks: Iterable[BatchIds], batch_size: int) -> Iterator[BatchIds]:

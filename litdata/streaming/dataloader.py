@@ -28,6 +28,8 @@ from litdata.observe.profiling import (
     stop_in_main,
 )
 from litdata.streaming.agreement import check_ranks_agree
+from litdata.streaming.arena import available
+from litdata.streaming.arena_messages import ArenaSession
 from litdata.streaming.batching import Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.control import BatchControl, schedule_of
@@ -85,6 +87,9 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             ``(batch, ids)``. They are computed from the plan (see ``batch_ids``).
         provenance_dir: Log every batch's epoch, step and ids there, one file per rank
             (``rank-<R>.ids``); ``litdata provenance DIR --step N`` reads it back.
+        transport: How worker processes hand batches over: ``"arena"`` (shared-memory slots
+            each worker reuses, no copy of tensors and arrays; see ``litdata.streaming.arena``)
+            or ``"pipe"`` (pickled through the result queue). Ignored without workers.
         **kwargs: Other ``DataLoader`` arguments (``pin_memory``, ``prefetch_factor``,
             ``multiprocessing_context``, ``worker_init_fn``...).
 
@@ -107,6 +112,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         profile_cprofile: bool = False,
         provenance: bool = False,
         provenance_dir: str | os.PathLike[str] | None = None,
+        transport: str = "arena",
         **kwargs: Any,
     ) -> None:
         if not _is_streamable(dataset):
@@ -126,6 +132,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             kwargs.pop("prefetch_factor", None)  # only meaningful with workers
         if args:
             raise TypeError("Pass StreamingDataLoader's options by keyword (batch_size=...).")
+        if transport not in ("arena", "pipe"):
+            raise ValueError(f"transport={transport!r}: pass 'arena' or 'pipe'.")
         if (provenance or provenance_dir is not None) and not getattr(dataset, "plannable", False):
             raise unplannable(dataset)
         self._shuffle, self._drop_last = shuffle, drop_last
@@ -141,6 +149,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         self._user_collate = self._collate
         self._provenance = provenance
         self._provenance_dir = provenance_dir
+        self._transport = transport
         self._profile = ProfileSettings.create(
             profile_batches, profile_skip_batches, profile_dir, profile_cprofile
         )
@@ -273,6 +282,12 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             mine[position] += count
         self._latest_worker = worker
 
+    def _arena_session(self) -> ArenaSession | None:
+        """This epoch's shared-memory slots, when batches leave worker processes through them."""
+        if self.num_workers > 0 and self._transport == "arena" and available():
+            return ArenaSession(self.num_workers, in_order=getattr(self, "in_order", True))
+        return None
+
     def _epoch(self, dataset: Streamable) -> Iterator[Any]:
         """One epoch's batches (or the rest of one, when resuming)."""
         self._begin(dataset)
@@ -287,9 +302,12 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             log = ProvenanceLog(self._provenance_dir, rank, dataset.num_sources)
         epoch_start = self._epoch_clocks.get(self.current_epoch, self._clock)
         step = self._clock.step - epoch_start.step  # of the next batch, in the epoch
-        dataset.set_collate(self._collate, ids=named)  # batches in the workers, while we iterate
+        arena = self._arena_session()
+        collate = self._collate if arena is None else arena.collate(self._collate)
+        dataset.set_collate(collate, ids=named)  # batches in the workers, while we iterate
         base: Iterator[Any] = super().__iter__()  # the workers start here
-        envelopes = hooks.wrap_batches(base, self.current_epoch)  # observers, once per epoch
+        messages = base if arena is None else arena.unbundle(base)  # a batch per envelope
+        envelopes = hooks.wrap_batches(messages, self.current_epoch)  # observers, once per epoch
         profiler = (
             None if self._profile is None else start_in_main(self._profile, self.num_workers, rank)
         )
@@ -299,7 +317,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
                 if not isinstance(envelope, Envelope):
                     raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
                 self._count(envelope.worker, envelope.counts)
-                batch = unpack(envelope.data) if packed else envelope.data
+                batch = unpack(envelope.data) if packed and arena is None else envelope.data
                 ids = envelope.ids
                 if ids is not None:  # the workers name their batches' samples
                     if log is not None:
@@ -313,11 +331,13 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             if log is not None:
                 log.close()
             dataset.set_collate(None)
-            close = getattr(envelopes, "close", None) if envelopes is not base else None
+            close = getattr(envelopes, "close", None) if envelopes is not messages else None
             if close is not None:  # a loop that broke off: observers end the epoch now
                 close()
             if self._profile is not None:
                 stop_in_main(profiler)
+            if arena is not None:
+                arena.close(base)
         self._epoch_finished = True
         self._broken_off = False
         dataset.reset_state_dict()

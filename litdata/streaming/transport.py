@@ -21,7 +21,7 @@ import torch
 if sys.platform == "linux":
     import fcntl
 
-__all__ = ["pack", "unpack", "widen_pipe"]
+__all__ = ["map_leaves", "pack", "unpack", "widen_pipe"]
 
 #: Tensors at least this large keep PyTorch's shared-memory transport.
 SHARED_MEMORY_BYTES = 1 << 20
@@ -56,14 +56,14 @@ def _small(tensor: torch.Tensor) -> bool:
     )
 
 
-def _map(value: Any, leaf: Callable[[Any], Any]) -> Any:
+def map_leaves(value: Any, leaf: Callable[[Any], Any]) -> Any:
     """Apply ``leaf`` to every non-container in a batch of dicts, lists and tuples."""
     if type(value) is dict:
-        return {key: _map(item, leaf) for key, item in value.items()}
+        return {key: map_leaves(item, leaf) for key, item in value.items()}
     if type(value) is list:
-        return [_map(item, leaf) for item in value]
+        return [map_leaves(item, leaf) for item in value]
     if type(value) is tuple:
-        return tuple(_map(item, leaf) for item in value)
+        return tuple(map_leaves(item, leaf) for item in value)
     return leaf(value)
 
 
@@ -79,12 +79,12 @@ def _unpack_leaf(value: Any) -> Any:
 
 def pack(value: Any) -> Any:
     """Replace the small tensors in a batch (dicts, lists, tuples) by ``TensorPayload``."""
-    return _map(value, _pack_leaf)
+    return map_leaves(value, _pack_leaf)
 
 
 def unpack(value: Any) -> Any:
     """Undo ``pack`` (payloads become tensors again)."""
-    return _map(value, _unpack_leaf)
+    return map_leaves(value, _unpack_leaf)
 
 
 def widen_pipe(queue: Any) -> None:
