@@ -117,9 +117,20 @@ def parse_range(value: str | None) -> tuple[str, str] | None:
     return match.group(1), match.group(2)
 
 
-def cut(copy: Copy, byte_range: tuple[str, str] | None) -> Response:
+def cut(copy: Copy, byte_range: tuple[str, str] | None, checksums: bool = False) -> Response:
+    """The answer to a GET of ``byte_range`` (``None``: all) of ``copy``.
+
+    The whole object's checksums (``x-amz-checksum-*``) are sent only with the whole object,
+    and only when the request asked for them (``x-amz-checksum-mode: ENABLED``), as S3 does.
+    """
     size = len(copy.body)
-    headers = [(k, v) for k, v in copy.headers if k.lower() not in ("content-range",)]
+    whole = byte_range is None
+    headers = [
+        (k, v)
+        for k, v in copy.headers
+        if k.lower() != "content-range"
+        and not (k.lower().startswith("x-amz-checksum-") and not (whole and checksums))
+    ]
     if byte_range is None:
         return Response(200, "OK", headers, copy.body)
     first, last = byte_range

@@ -86,6 +86,7 @@ class LinkSettings:
         request_burst: Requests admitted at once above the rate (default: a tenth of a second's
             worth, at least 1).
         reset_probability: Chance that a request's connection is reset half-way.
+        reset_methods: The methods whose requests may be reset (all when ``None``).
     """
 
     ttfb_s: float = 0.0
@@ -95,6 +96,7 @@ class LinkSettings:
     requests_per_s: float | None = None
     request_burst: float | None = None
     reset_probability: float = 0.0
+    reset_methods: frozenset[str] | None = None
 
     def burst(self) -> float:
         """Requests admitted at once by the request-rate bucket."""
@@ -136,6 +138,8 @@ class Logged:
         bytes_in: Request body bytes received from the client.
         connection: The id of the client connection (1, 2, ... in order of accepting).
         reset: Whether the proxy reset the connection during this request.
+        started: When its head arrived (``time.monotonic()``).
+        answered: When its answer's head was sent (``started`` if never).
     """
 
     method: str
@@ -146,6 +150,8 @@ class Logged:
     bytes_in: int
     connection: int
     reset: bool = False
+    started: float = 0.0
+    answered: float = 0.0
 
 
 class _Bucket:
@@ -347,6 +353,8 @@ class LinkProxy:
             writer.transport.abort()
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
+        except asyncio.CancelledError:  # the proxy stops: open connections are dropped
+            return
         finally:
             connection.upstream.close()
             writer.close()
@@ -368,8 +376,11 @@ class LinkProxy:
         connection.closing = (head.get("connection") or "").lower() == "close" or version.endswith(
             "1.0"
         )
-        entry = Logged(method, target, head.get("range"), 0, 0, 0, connection.id)
-        reset = self._random.random() < settings.reset_probability
+        now = time.monotonic()
+        entry = Logged(method, target, head.get("range"), 0, 0, 0, connection.id, False, now, now)
+        reset = self._random.random() < settings.reset_probability and (
+            settings.reset_methods is None or method in settings.reset_methods
+        )
         admitted = self._requests.admit()
         body = b""
         if admitted or not expect:
@@ -421,7 +432,7 @@ class LinkProxy:
         ]
         body = memoryview(response.body)
         cut = len(body) // 2 if reset else len(body)
-        entry = replace(entry, status=response.status, reset=reset)
+        entry = replace(entry, status=response.status, reset=reset, answered=time.monotonic())
         if reset and not cut:
             self._counters.log.append(entry)
             raise Reset
@@ -471,4 +482,4 @@ class LinkProxy:
         )
         if copy is None:
             return await connection.upstream.request(method, target, headers, body)
-        return cut(copy, parsed)
+        return cut(copy, parsed, (head.get("x-amz-checksum-mode") or "").upper() == "ENABLED")
