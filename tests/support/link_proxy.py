@@ -23,9 +23,10 @@ status, bytes each way, connection id) so tests and the bench count requests and
 
 moto copies a whole object on every GET (about 40 ms of CPU per 64 MB), which would make moto, not
 the link, the limit. So the proxy answers a plain ``GET`` of an object (no query string, no
-conditional headers, no ``Range`` or one byte range) from an in-memory copy: it first asks moto
-for the object's ``HEAD`` (cheap: moto copies nothing), and serves its copy only when the ETag
-moto reports equals the copy's; otherwise it fetches the whole object once (concurrent requests
+condition but ``If-Match``, no ``Range`` or one byte range) from an in-memory copy: it first
+asks moto for the object's ``HEAD`` (cheap: moto copies nothing), and serves its copy only when
+the ETag moto reports equals the copy's (and the ``If-Match``, if any: else moto answers);
+otherwise it fetches the whole object once (concurrent requests
 for the same version share that fetch), keeps it, and cuts the range from it. Since every GET is
 validated against moto, an object overwritten by any client, through the proxy or not, is never
 served stale. Copies are evicted least recently used beyond ``cache_bytes``. Everything else
@@ -65,7 +66,9 @@ from support.link_http import (
 
 __all__ = ["DEFAULT_LINK", "HARSH_LINK", "OPEN_LINK", "LinkProxy", "LinkSettings", "Logged"]
 
-_CONDITIONAL = ("if-match", "if-none-match", "if-modified-since", "if-unmodified-since")
+#: Conditions the proxy leaves to moto (``If-Match``, which ranged downloads send to pin the
+#: version, is checked against the copy's ETag).
+_CONDITIONAL = ("if-none-match", "if-modified-since", "if-unmodified-since")
 _SLOWDOWN = (
     '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
     "<Message>Please reduce your request rate.</Message><RequestId>{id}</RequestId>"
@@ -475,7 +478,8 @@ class LinkProxy:
             key, lambda: connection.upstream.request("HEAD", target, plain)
         )
         etag = header(probe.headers, "etag")
-        if probe.status != 200 or etag is None:
+        wanted = head.get("if-match")
+        if probe.status != 200 or etag is None or (wanted is not None and wanted != etag):
             return await connection.upstream.request(method, target, headers, body)
         copy = await self._copies.get(
             key, etag, lambda: connection.upstream.request("GET", target, plain)

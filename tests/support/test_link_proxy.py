@@ -203,6 +203,10 @@ def test_gets_are_served_from_a_copy_validated_against_moto(link: Link) -> None:
     for _ in range(5):
         assert _get(link.endpoint, path)[2] == data
     assert moto_gets() - before == 1  # the first one; the others were copies
+    etag = _get(link.endpoint, path)[1]["ETag"]
+    assert _get(link.endpoint, path, {"If-Match": etag, "Range": "bytes=0-9"})[2] == data[:10]
+    assert _get(link.endpoint, path, {"If-Match": '"other"'})[0] == 412  # moto's answer
+    assert moto_gets() - before == 2  # the first GET, and the one whose condition failed
     new = os.urandom(len(data))
     bucket, key = path.strip("/").split("/", 1)
     boto3.client("s3", **link.store.storage_options).put_object(Bucket=bucket, Key=key, Body=new)
