@@ -111,6 +111,20 @@ def integer(name: str, default: int, *, minimum: int | None = None) -> int:
     return value if minimum is None else max(minimum, value)
 
 
+def connection_budget() -> int:
+    """``LITDATA_CONNECTIONS``: the most requests to a store in flight per node (16)."""
+    return integer("LITDATA_CONNECTIONS", 16, minimum=1)
+
+
+def upload_connections() -> int:
+    """``LITDATA_UPLOAD_CONNECTIONS``: upload requests in flight per process.
+
+    The node's whole budget unless set; a processing job sets it in each of its worker
+    processes to their share (see :class:`litdata.engine.upload.Uploader`).
+    """
+    return integer("LITDATA_UPLOAD_CONNECTIONS", connection_budget(), minimum=1)
+
+
 def storage_timeout() -> float:
     """How long a storage call may wait on a silent server, retries included, in seconds.
 

@@ -3,7 +3,10 @@
 A writer hands each chunk over as soon as it is written and goes on encoding; chunks upload in
 ``threads`` threads at once, and a task submitted with :meth:`Uploader.submit` (a checkpoint,
 a per-writer index) runs only once everything handed over before it is uploaded. The local
-copy of a file is removed once its upload succeeded. The first failure is raised by the next
+copy of a file is removed once its upload succeeded. The workers of a processing job on one
+node share its connection budget (``LITDATA_CONNECTIONS``): each worker's uploader sets
+``LITDATA_UPLOAD_CONNECTIONS`` to its share for its process (unless the user set it), which
+the storage backends' parallel uploads stay within. The first failure is raised by the next
 :meth:`Uploader.submit` or by :meth:`Uploader.wait`, with its original traceback.
 """
 
@@ -16,9 +19,13 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
+from litdata.core import config
 from litdata.core.location import Location
 
 __all__ = ["Uploader"]
+
+#: The variable a worker's share of the node's connection budget is given in.
+_SHARE = "LITDATA_UPLOAD_CONNECTIONS"
 
 Task = Callable[[], None]
 
@@ -31,10 +38,18 @@ class Uploader:
         backlog: How many uploads may wait before a new one blocks (bounds the local disk
             a fast writer can fill ahead of a slow network).
         threads: Uploads in flight at once (LitData's ``num_uploaders``).
+        node_share: How many processes on this node upload at once (a job's workers); each
+            gets that share of the node's connection budget.
     """
 
-    def __init__(self, location: Location, backlog: int = 4, threads: int = 1) -> None:
+    def __init__(
+        self, location: Location, backlog: int = 4, threads: int = 1, node_share: int = 1
+    ) -> None:
         self.location = location
+        self._restore: str | None = None
+        if node_share > 1 and _SHARE not in os.environ:
+            os.environ[_SHARE] = str(max(1, config.connection_budget() // node_share))
+            self._restore = _SHARE
         self._tasks: queue.Queue[tuple[Task, Future[None]] | None] = queue.Queue(backlog)
         self._futures: list[Future[None]] = []
         self._threads = [
@@ -114,6 +129,9 @@ class Uploader:
             self._tasks.put(None)
         for thread in self._threads:
             thread.join()
+        if self._restore is not None:
+            os.environ.pop(self._restore, None)
+            self._restore = None
         for future in self._futures:
             future.result()
         self._futures = []

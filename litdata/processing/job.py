@@ -116,6 +116,7 @@ class OptimizeJob:
         resume: Each rank's checkpointed state.
         inputs: Downloads the remote files inputs name, before ``fn`` sees them.
         upload_threads: Chunks each worker uploads at once (remote outputs).
+        node_share: The workers on one node, which share its connection budget for uploads.
     """
 
     fn: Callable[[Any], Any]
@@ -130,12 +131,13 @@ class OptimizeJob:
     resume: Mapping[int, WorkerState] = field(default_factory=dict)
     inputs: InputDownloads | None = None
     upload_threads: int = 1
+    node_share: int = 1
 
     def __call__(self, rank: int, inputs: Iterable[Item], report: Report) -> dict[str, Any]:
         """Process this worker's inputs; return ``{"samples": ...}``."""
         with _staging(self.write_dir) as folder:
             uploader = (
-                Uploader(self.upload_to, threads=self.upload_threads)
+                Uploader(self.upload_to, threads=self.upload_threads, node_share=self.node_share)
                 if self.upload_to is not None
                 else None
             )
@@ -252,6 +254,7 @@ class MapJob:
             then deleted locally.
         inputs: Downloads the remote files inputs name, before ``fn`` sees them.
         upload_threads: Files each worker uploads at once (remote outputs).
+        node_share: The workers on one node, which share its connection budget for uploads.
         arguments: The optional arguments ``fn`` declares: ``is_last``, ``device``.
     """
 
@@ -260,6 +263,7 @@ class MapJob:
     upload_to: Location | None = None
     inputs: InputDownloads | None = None
     upload_threads: int = 1
+    node_share: int = 1
     arguments: frozenset[str] = frozenset()
 
     @staticmethod
@@ -275,7 +279,7 @@ class MapJob:
         """Process this worker's inputs; return an empty summary."""
         with _staging(self.output_dir) as folder:
             uploader = (
-                Uploader(self.upload_to, threads=self.upload_threads)
+                Uploader(self.upload_to, threads=self.upload_threads, node_share=self.node_share)
                 if self.upload_to is not None
                 else None
             )

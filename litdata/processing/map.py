@@ -13,7 +13,7 @@ from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
 from litdata.engine.resolve import resolve
 from litdata.processing.arguments import check_common, make_output_dir
 from litdata.processing.job import MapJob
-from litdata.processing.running import deal, plan_workers, report_done, run_job
+from litdata.processing.running import deal, plan_workers, report_done, run_job, workers_per_node
 
 __all__ = ["map"]
 
@@ -127,6 +127,7 @@ def map(  # LitData's public name
                 location if local is None else None,
                 common.downloads,
                 upload_threads=common.upload_threads,
+                node_share=workers_per_node(common.runner, num_workers, workers),
                 arguments=wants,
             ),
             deal(items, workers, keep_data_ordered, weights=common.weights),

@@ -18,7 +18,7 @@ from litdata.engine.writer import check_chunk_options
 from litdata.processing.arguments import check_common, check_fn
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import check_append, prepare_output
-from litdata.processing.running import deal, plan_workers, report_done, run_job
+from litdata.processing.running import deal, plan_workers, report_done, run_job, workers_per_node
 
 __all__ = ["ALL_DONE", "optimize"]
 
@@ -234,6 +234,7 @@ def optimize(
             upload_to=output.upload_to,
             inputs=common.downloads,
             upload_threads=common.upload_threads,
+            node_share=workers_per_node(runner, num_workers, workers),
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
             checkpoints = output.checkpoints

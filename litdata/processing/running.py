@@ -40,6 +40,13 @@ def plan_workers(
     return max(1, min(runner.tasks(count, per_node, num_nodes), units))
 
 
+def workers_per_node(runner: Executor, num_workers: int | None, workers: int) -> int:
+    """How many of ``workers`` run on one machine at once (they share its connections)."""
+    if isinstance(runner, ClusterExecutor):
+        return check_workers(num_workers, None)
+    return max(1, workers)
+
+
 def deal(
     items: list[Any],
     workers: int,

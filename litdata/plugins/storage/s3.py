@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
+from litdata.plugins.storage._multipart import ParallelUpload, transient
 from litdata.plugins.storage._network import network_error, request_timeouts
 
 s3fs = require("s3fs", extra="s3", purpose="The s3 storage backend")
@@ -222,6 +224,32 @@ class S3Storage(FsspecStorage):
         """
         with self._errors(url):
             self.fs.get_file(self.path(url), local_path, **_SEQUENTIAL_GET)
+
+    def upload(self, local_path: str, url: str) -> None:
+        """Put ``local_path`` as the object: parts at once if it is large, else one PUT.
+
+        See :mod:`litdata.plugins.storage._multipart`: each request is retried on its own
+        (``503 SlowDown`` included), and a multipart upload that fails is aborted.
+
+        Raises:
+            FileNotFoundError: There is no file ``local_path``, or no bucket for ``url``.
+        """
+        if not os.path.isfile(local_path):
+            raise FileNotFoundError(f"No file {local_path} to upload to {url}.")
+        from fsspec.asyn import sync
+
+        bucket, _, key = self.path(url).partition("/")
+        fs = self.fs
+        job = ParallelUpload(
+            fs._call_s3, lambda error: transient(self._translated(error)), local_path, bucket, key
+        )
+        with self._errors(url):
+            sync(fs.loop, job.run)
+
+    def _translated(self, error: BaseException) -> BaseException:
+        if isinstance(error, Exception):
+            return self.translate(error) or error
+        return error
 
     def translate(self, error: Exception) -> Exception | None:
         """Turn botocore's connection, timeout and credential errors into builtins."""

@@ -1,0 +1,340 @@
+"""The ``remote-link`` rows: streaming from S3 through a realistic link, ours vs peers vs the link.
+
+A moto S3 server (``remote.MotoServer``) sits behind the project's link proxy
+(``tests/support/link_proxy.py``, run in this process's thread) which adds a time to first byte,
+a bandwidth cap per connection and in total, and ``503 SlowDown`` above a request rate: the
+``default`` link (30 ms, 50 MB/s per connection, 400 MB/s, 200 req/s) and the ``harsh`` one (80
+ms, 25 MB/s, 200 MB/s, 50 req/s). Workloads, each written by each system's own writer:
+
+- ``R1``: 20,000 samples ``{"image": 16 KB incompressible bytes, "label": i}``, 64 MB chunks;
+- ``R3``: 200,000 records ``{"x": float32[16], "y": i}``, 8 MB chunks;
+- ``R4``: 2,000 samples ``{"data": 1 MB bytes, "id": i}``, 256 MB chunks.
+
+Systems: ``ours`` and ``litdata`` (LitData 0.2.76, peers venv; ``StreamingDataset(url,
+storage_options=..., cache_dir=...)`` + ``StreamingDataLoader``), ``mosaic`` (MosaicML Streaming,
+``StreamingDataset(remote=url, local=...)`` + torch ``DataLoader``, ``S3_ENDPOINT_URL`` at the
+proxy), and ``limit``: every object of ours' dataset fetched with 8 ranged GETs at once through
+the same link, one object after another (no decoding): what the link carries. Each epoch is
+shuffled and fully checked (count, sum of ids, every sample's bytes against its id). Per cell:
+MB/s (dataset bytes / epoch seconds), fraction of the same run's link limit, first batch,
+requests and 503s through the proxy, peak bytes in the cache dir, the proxy's CPU seconds.
+``cold``: an empty cache dir; ``warm``: the same dir in a new process after the cold epoch.
+
+The ``upload`` rows time ``optimize`` of R1 to ``s3://`` through the link: ours vs LitData.
+
+    python bench/remote_link.py [--quick] [--workloads R1,R3,R4] [--links default,harsh]
+        [--workers 0,2,4] [--caches cold,warm] [--systems ours,litdata,mosaic,limit]
+        [--repeats 3] [--scale 1.0] [--no-upload] [--out FILE]
+
+``--quick``: R1 at a tenth of its size, the default link, 0 workers, cold, one repeat.
+``--scale`` multiplies every workload's sample count. Writes ``bench/results/<date>-remote-link.md``
+(and ``.json``). LitData's obstore client cannot reach a plain-http endpoint unless told
+``allow_http``; the peers venv has no obstore (LitData then uses boto3): where obstore is
+installed, the child sets ``allow_http`` in LitData's obstore client options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+for _path in (str(BENCH), str(REPO / "tests")):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+SYSTEMS = ("ours", "litdata", "mosaic", "limit")
+
+
+# -- the parent ---------------------------------------------------------------------------------
+import peers  # noqa: E402
+import remote  # noqa: E402
+from link_children import PARALLEL_RANGES, RESULT, WORKLOADS  # noqa: E402
+from support.link_proxy import DEFAULT_LINK, HARSH_LINK, OPEN_LINK, LinkProxy  # noqa: E402
+
+LINKS = {"default": DEFAULT_LINK, "harsh": HARSH_LINK}
+
+
+def _python(system: str, litdata_python: str | None) -> tuple[str, dict[str, str]]:
+    tmp = Path(tempfile.mkdtemp(prefix=f"link-{system}-", dir=peers.scratch_dir()))
+    if system in ("litdata", "mosaic"):
+        python = litdata_python if system == "litdata" and litdata_python else peers.venv_python()
+        return str(python), peers.peer_env(tmpdir=tmp)
+    return str(REPO / ".venv/bin/python"), {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "TMPDIR": str(tmp),
+    }
+
+
+def run_child(
+    system: str, action: str, arguments: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
+    python, env = _python(system, args.litdata_python)
+    command = [python, str(BENCH / "link_children.py"), action, system, json.dumps(arguments)]
+    try:
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=args.timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"timeout after {args.timeout} s"}
+    finally:
+        shutil.rmtree(env["TMPDIR"], ignore_errors=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT)]
+    if not lines:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        return {"ok": False, "error": " / ".join(tail)[-400:]}
+    return dict(json.loads(lines[-1][len(RESULT) :]))
+
+
+def _samples(workload: str, scale: float) -> int:
+    return max(1, int(WORKLOADS[workload][0] * scale))
+
+
+def prepare(root: Path, system: str, workload: str, samples: int, args: argparse.Namespace) -> Path:
+    """The system's local copy of the workload (written once per size), its own writer's."""
+    owner = "ours" if system == "limit" else system
+    out = root / f"{owner}-{workload}-{samples}"
+    marker = out / ".link-ready"
+    if not marker.exists():
+        print(f"  writing {owner} {workload} ({samples:,} samples) ...", flush=True)
+        arguments = {"workload": workload, "out": str(out), "samples": samples}
+        result = run_child(owner, "prepare", arguments, args)
+        if not result.get("ok"):
+            raise RuntimeError(f"preparing {owner} {workload}: {result}")
+        marker.write_text("ok")
+    return out
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and p.name[0] != ".")
+
+
+def measure(
+    proxy: LinkProxy, system: str, arguments: dict[str, Any], args: argparse.Namespace, cache: Path
+) -> dict[str, Any]:
+    proxy.reset_log()
+    cpu = proxy.cpu_s()
+    with remote.PeakDisk(cache) as disk:
+        result = run_child(system, "stream", {**arguments, "cache": str(cache)}, args)
+    stats = proxy.stats()
+    result.update(
+        requests=stats["requests"],
+        slowdowns=stats["slowdowns"],
+        peak_cache_mb=disk.peak_mb,
+        proxy_cpu_s=stats["cpu_s"] - cpu,
+    )
+    return result
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float | None:
+    values = [float(run[key]) for run in runs if run.get("ok") and key in run]
+    return statistics.median(values) if values else None
+
+
+def _form(value: float | None, form: str) -> str:
+    return "-" if value is None else form.format(value)
+
+
+def table(cells: dict[tuple[str, ...], list[dict[str, Any]]], sizes: dict[str, int]) -> str:
+    head = (
+        "| link | workload | cache | workers | system | MB/s | of link | first batch s | "
+        "requests | 503s | peak cache MB | proxy CPU s | ok |"
+    )
+    lines = [head, "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for key, runs in cells.items():
+        link, workload, cache, workers, system = key
+        seconds = _median(runs, "epoch_s")
+        mb_s = sizes[f"{system}-{workload}"] / 1e6 / seconds if seconds else None
+        limit_runs = cells.get((link, workload, "cold", "-", "limit"))
+        limit_s = _median(limit_runs, "epoch_s") if limit_runs else None
+        limit = sizes[f"limit-{workload}"] / 1e6 / limit_s if limit_s else None
+        share = mb_s / limit if mb_s and limit and system != "limit" else None
+        ok = sum(bool(run.get("ok")) for run in runs)
+        errors = "; ".join(str(r.get("error"))[:80] for r in runs if not r.get("ok"))
+        lines.append(
+            f"| {link} | {workload} | {cache} | {workers} | {system} | {_form(mb_s, '{:.0f}')} | "
+            f"{_form(share, '{:.2f}')} | {_form(_median(runs, 'first_batch_s'), '{:.2f}')} | "
+            f"{_form(_median(runs, 'requests'), '{:.0f}')} | "
+            f"{_form(_median(runs, 'slowdowns'), '{:.0f}')} | "
+            f"{_form(_median(runs, 'peak_cache_mb'), '{:.0f}')} | "
+            f"{_form(_median(runs, 'proxy_cpu_s'), '{:.2f}')} | {ok}/{len(runs)} {errors} |"
+        )
+    return "\n".join(lines)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--workloads", default="R1,R3,R4")
+    parser.add_argument("--links", default="default,harsh")
+    parser.add_argument("--workers", default="0,2,4")
+    parser.add_argument("--caches", default="cold,warm")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the sample counts")
+    parser.add_argument("--no-upload", action="store_true", help="skip the upload rows")
+    parser.add_argument("--upload-repeats", type=int, default=None, help="default: --repeats")
+    parser.add_argument("--litdata-python", default=None, help="LitData's interpreter")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per child")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.workloads, args.links, args.workers, args.caches = "R1", "default", "0", "cold"
+        args.repeats, args.scale = 1, min(args.scale, 0.1)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    started = dt.datetime.now()
+    clock = time.monotonic()
+    root = peers.scratch_dir() / "remote-link"
+    root.mkdir(parents=True, exist_ok=True)
+    systems = [s for s in args.systems.split(",") if s]
+    workloads = [w for w in args.workloads.split(",") if w]
+    ours_python = REPO / ".venv/bin/python"
+    # As run.py does: our modules compiled once, not in every child (the peers' are installed).
+    subprocess.run(
+        [str(ours_python), "-m", "compileall", "-q", str(REPO / "litdata")],
+        check=True,
+    )
+    cells: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    sizes: dict[str, int] = {}
+    with (
+        remote.MotoServer(ours_python.parent, root, root / "moto-tmp") as moto,
+        LinkProxy(moto.endpoint, OPEN_LINK) as proxy,
+    ):
+        for workload in workloads:
+            samples = _samples(workload, args.scale)
+            for system in systems:
+                local = prepare(root, system, workload, samples, args)
+                sizes[f"{system}-{workload}"] = _bytes(local)
+                if system != "limit":
+                    target = f"s3://bench/{system}/{workload}"
+                    remote.upload(str(ours_python), moto.endpoint, local, target)
+            for link in args.links.split(","):
+                proxy.settings = LINKS[link]
+                counts = [int(w) for w in args.workers.split(",")]
+                for workers in counts:
+                    for rep in range(args.repeats):
+                        for system in systems:
+                            if system == "limit" and workers != counts[0]:
+                                continue
+                            cache = root / f"cache-{system}"
+                            shutil.rmtree(cache, ignore_errors=True)
+                            cache.mkdir()
+                            arguments = {
+                                "workload": workload,
+                                "url": f"s3://bench/{system}/{workload}",
+                                "endpoint": proxy.endpoint,
+                                "workers": workers,
+                                "samples": samples,
+                            }
+                            if system == "limit":  # ours' objects
+                                url = f"s3://bench/ours/{workload}"
+                                arguments = {"url": url, "endpoint": proxy.endpoint}
+                            for state in args.caches.split(","):
+                                if system == "limit" and state == "warm":
+                                    continue
+                                shown = "-" if system == "limit" else str(workers)
+                                key = (link, workload, state, shown, system)
+                                result = measure(proxy, system, arguments, args, cache)
+                                cells.setdefault(key, []).append(result)
+                                print(f"  {key} r{rep}: {result}", flush=True)
+                                write(
+                                    args, argv, started, clock, cells=cells, sizes=sizes, uploads=""
+                                )
+                            shutil.rmtree(cache, ignore_errors=True)
+            proxy.settings = OPEN_LINK
+        uploads = upload_rows(proxy, args, sizes) if not args.no_upload else ""
+    text = write(args, argv, started, clock, cells=cells, sizes=sizes, uploads=uploads)
+    print(text)
+    return 0
+
+
+def write(
+    args: argparse.Namespace,
+    argv: list[str] | None,
+    started: dt.datetime,
+    clock: float,
+    *,
+    cells: dict[tuple[str, ...], list[dict[str, Any]]],
+    sizes: dict[str, int],
+    uploads: str,
+) -> str:
+    """Write the results so far (after every cell: a run cut short keeps what it measured)."""
+    text = (
+        f"# remote-link ({started:%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, medians of "
+        f"{args.repeats}, run took {time.monotonic() - clock:.0f} s)\n\n"
+        f"Command: `python bench/remote_link.py {' '.join(argv or sys.argv[1:])}`\n\n"
+        f"Links: default = {DEFAULT_LINK.describe()}; harsh = {HARSH_LINK.describe()}. "
+        f"`of link`: MB/s over the same link's limit (ours' objects, {PARALLEL_RANGES} ranged "
+        f"GETs at once). Sizes (bytes): {json.dumps(sizes)}.\n\n"
+        f"{table(cells, sizes)}\n\n{uploads}\n"
+    )
+    out = args.out or BENCH / "results" / f"{started:%Y-%m-%d-%H%M}-remote-link.md"
+    out.write_text(text)
+    raw = {"|".join(key): runs for key, runs in cells.items()}
+    out.with_suffix(".json").write_text(json.dumps(raw, indent=1))
+    return text
+
+
+def upload_rows(proxy: LinkProxy, args: argparse.Namespace, sizes: dict[str, int]) -> str:
+    """``optimize`` of R1 to S3 through each link: ours vs LitData."""
+    samples = _samples("R1", args.scale)
+    lines = [
+        "| link | system | MB/s | s | requests | 503s | proxy CPU s | ok |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for link in args.links.split(","):
+        for system in ("ours", "litdata"):
+            runs = []
+            for rep in range(args.upload_repeats or args.repeats):
+                proxy.settings = LINKS[link]
+                proxy.reset_log()
+                cpu = proxy.cpu_s()
+                url = f"s3://bench/upload-{system}-{link}-{rep}/R1"
+                arguments = {
+                    "workload": "R1",
+                    "url": url,
+                    "endpoint": proxy.endpoint,
+                    "samples": samples,
+                }
+                result = run_child(system, "upload", arguments, args)
+                stats = proxy.stats()
+                result.update(
+                    requests=stats["requests"],
+                    slowdowns=stats["slowdowns"],
+                    proxy_cpu_s=stats["cpu_s"] - cpu,
+                )
+                print(f"  upload {link} {system} r{rep}: {result}", flush=True)
+                runs.append(result)
+            proxy.settings = OPEN_LINK
+            seconds = _median(runs, "epoch_s")
+            size = sizes.get(f"{system}-R1") or sizes.get("ours-R1") or 0
+            mb_s = size / 1e6 / seconds if seconds else None
+            ok = sum(bool(r.get("ok")) for r in runs)
+            errors = "; ".join(str(r.get("error"))[:80] for r in runs if not r.get("ok"))
+            lines.append(
+                f"| {link} | {system} | {_form(mb_s, '{:.0f}')} | {_form(seconds, '{:.1f}')} | "
+                f"{_form(_median(runs, 'requests'), '{:.0f}')} | "
+                f"{_form(_median(runs, 'slowdowns'), '{:.0f}')} | "
+                f"{_form(_median(runs, 'proxy_cpu_s'), '{:.2f}')} | {ok}/{len(runs)} {errors} |"
+            )
+    return "## upload: optimize R1 to s3:// through the link\n\n" + "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
