@@ -20,6 +20,7 @@ from support.cli_process import cli_env
 import litdata as ld
 from litdata.core.errors import DatasetNotFoundError, OutputLockedError
 from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
+from litdata.engine.rank_indexes import merge_rank_indexes
 from litdata.engine.resolve import resolve
 from litdata.engine.writer import ChunkWriter
 
@@ -151,3 +152,32 @@ def test_a_read_only_folder_is_merged_in_memory(tmp_path):
     assert json.loads(result.stdout.splitlines()[-1]) == EXPECTED
     assert "is read-only: its 3 per-writer indexes are merged in memory" in result.stderr
     assert sorted(os.listdir(folder)) == before
+
+
+def test_many_writers_indexes_are_fetched_and_removed_several_at_once(tmp_path, link):
+    # 12 writers on a store 30 ms away: their per-writer files must not cost 24 round trips
+    # one after the other. Seen in the link's log: requests overlap.
+    folder = tmp_path / "ds"
+    for rank in range(12):
+        writer = ChunkWriter(folder, chunk_size=3, rank=rank)
+        writer.add({"id": rank})
+        writer.close()
+    url = link.url(link.new_bucket(), "ds")
+    direct = resolve(url, storage_options=link.store.storage_options)
+    for path in folder.iterdir():
+        direct.storage.upload(str(path), direct.join(path.name))
+    link.proxy.reset_log()
+    merge_rank_indexes(resolve(url, storage_options=link.storage_options))
+    merged = ld.StreamingDataset(url, storage_options=link.storage_options)
+    assert sorted(sample["id"] for sample in merged) == list(range(12))
+
+    def most_at_once(method):
+        spans = [
+            (r.started, r.answered)
+            for r in link.log
+            if r.method == method and r.path.split("?")[0].endswith(".index.json")
+        ]
+        return max(sum(s < end and start < e for s, e in spans) for start, end in spans)
+
+    assert most_at_once("GET") > 1
+    assert most_at_once("DELETE") > 1
