@@ -112,7 +112,14 @@ class Storage:
         """Whether the backend reads byte ranges."""
         return isinstance(self.backend, RangedStorage)
 
-    def _call(self, what: str, url: str, call: Callable[[], T], size: int = 0) -> T:
+    def _call(
+        self,
+        what: str,
+        url: str,
+        call: Callable[[], T],
+        size: int = 0,
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> T:
         """``call()``, retried while it fails transiently and another attempt fits in time.
 
         Args:
@@ -120,6 +127,7 @@ class Storage:
             url: The object, for messages.
             call: One attempt.
             size: The bytes the call moves (0 when unknown or small), for its deadline.
+            on_retry: Told of each transient failure before it is retried.
         """
         started = time.monotonic()
         for attempt in range(1, self._attempts + 1):
@@ -150,6 +158,8 @@ class Storage:
                     error,
                     delay,
                 )
+                if on_retry is not None:
+                    on_retry(error)
                 time.sleep(delay)
             else:
                 self._silent_since = None
@@ -245,13 +255,30 @@ class Storage:
         """Remove the object at ``url`` (a missing one is not an error)."""
         self._call("Deleting", url, lambda: self.backend.delete(url))
 
-    def read_range(self, url: str, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of the object at ``url`` (the backend must be ranged)."""
+    def read_range(
+        self,
+        url: str,
+        start: int,
+        end: int,
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> bytes:
+        """Bytes ``[start, end)`` of the object at ``url`` (the backend must be ranged).
+
+        Args:
+            url: The object.
+            start: The first byte.
+            end: The byte after the last.
+            on_retry: Told of each transient failure (a throttled request) before its retry.
+        """
         if not isinstance(self.backend, RangedStorage):
             raise TypeError(f"The storage backend {self.origin} does not read byte ranges.")
         backend = self.backend
         data = self._call(
-            "Reading", url, lambda: backend.read_range(url, start, end), max(0, end - start)
+            "Reading",
+            url,
+            lambda: backend.read_range(url, start, end),
+            max(0, end - start),
+            on_retry,
         )
         if not isinstance(data, bytes | bytearray) or len(data) != end - start:
             size = len(data) if isinstance(data, bytes | bytearray) else type(data).__name__

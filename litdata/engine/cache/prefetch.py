@@ -8,15 +8,15 @@ chunk, never as a later timeout.
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 
 from litdata.core import config
 from litdata.core.errors import ChunkWaitTimeoutError
-from litdata.core.registry import hooks
+from litdata.engine.cache.pool import DaemonPool
 
 __all__ = ["Prefetcher"]
 
@@ -38,7 +38,7 @@ class Prefetcher:
         self._describe = describe
         self._timeout = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         self._lock = threading.Lock()
-        self._pool: _DaemonPool | None = None
+        self._pool: DaemonPool | None = None
         self._order: list[int] = []
         self._futures: dict[int, Future[str]] = {}
 
@@ -54,8 +54,13 @@ class Prefetcher:
             for chunk in upcoming:
                 if chunk not in self._futures:
                     if self._pool is None:
-                        self._pool = _DaemonPool(self._depth)
-                    self._futures[chunk] = self._pool.submit(self._fetch, chunk)
+                        self._pool = DaemonPool(self._depth, "prefetch")
+                    self._futures[chunk] = self._pool.submit(partial(self._fetch, chunk))
+
+    def fetching(self, chunk: int) -> bool:
+        """Whether a fetch of ``chunk`` is scheduled and has not ended."""
+        future = self._futures.get(chunk)
+        return future is not None and not future.done()
 
     def take(self, chunk: int) -> str | None:
         """The path of ``chunk`` if it was scheduled (waiting for it), else ``None``.
@@ -113,41 +118,3 @@ class Prefetcher:
 
 def _failed(future: Future[str]) -> bool:
     return future.done() and not future.cancelled() and future.exception() is not None
-
-
-class _DaemonPool:
-    """A few daemon threads running submitted calls.
-
-    A process never waits for them to exit: a DataLoader worker whose trainer died must be
-    able to exit in the middle of a download.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Future[str], Callable[[int], str], int] | None]
-        self._tasks = queue.SimpleQueue()
-        self._threads = [
-            threading.Thread(target=self._work, name=f"litdata-prefetch-{n}", daemon=True)
-            for n in range(size)
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, call: Callable[[int], str], chunk: int) -> Future[str]:
-        future: Future[str] = Future()
-        self._tasks.put((future, call, chunk))
-        return future
-
-    def _work(self) -> None:
-        while (task := self._tasks.get()) is not None:
-            future, call, chunk = task
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(call(chunk))
-            except BaseException as error:  # handed to the reader as it is
-                hooks.failed("prefetch", error)
-                future.set_exception(error)
-
-    def shutdown(self) -> None:
-        for _ in self._threads:
-            self._tasks.put(None)

@@ -1,0 +1,97 @@
+"""``Throttle``: how many requests may run at once against one store, adapted (AIMD).
+
+Object stores answer too many requests with ``503 SlowDown`` (S3), ``429 Too Many Requests``
+(GCS, Azure) or a throttling error. Like TCP's congestion window, the number of requests
+allowed in flight grows by one for every window's worth of requests that succeed (additive
+increase) and halves when one is throttled (multiplicative decrease), between 1 and the
+connection budget. The throttled request itself is retried by the core (``Storage``), so a
+throttled read is slower, never an error while retries remain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+
+__all__ = ["Throttle", "throttle_of", "throttled"]
+
+#: What throttling errors say, in the words of S3, GCS, Azure and HTTP.
+_SIGNS = ("SlowDown", "Slow Down", "Throttl", "TooManyRequests", "Too Many Requests", "HTTP 429")
+_SIGNS_503 = ("HTTP 503", "503 ", "(503)", "ServiceUnavailable", "Service Unavailable")
+
+
+def throttled(error: BaseException) -> bool:
+    """Whether ``error`` is the store asking for fewer requests (or a 503, which on S3 is)."""
+    text = f"{type(error).__name__}: {error} {error.__cause__!r}"
+    return any(sign in text for sign in (*_SIGNS, *_SIGNS_503))
+
+
+class Throttle:
+    """A concurrency window between 1 and ``ceiling`` requests, shared by threads.
+
+    Args:
+        ceiling: The most requests in flight (the connection budget).
+        start: The window to begin with; ``ceiling`` when omitted.
+    """
+
+    def __init__(self, ceiling: int, start: int | None = None) -> None:
+        self.ceiling = max(1, ceiling)
+        #: The number of requests allowed in flight (fractional while it grows).
+        self.window = float(min(self.ceiling, max(1, start or self.ceiling)))
+        self._running = 0
+        self._condition = threading.Condition()
+        #: How many times a request was throttled (the window halved at most once per window).
+        self.slowdowns = 0
+        self._calm_until = 0
+
+    @property
+    def limit(self) -> int:
+        """The whole number of requests allowed in flight now."""
+        return max(1, int(self.window))
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one of the window's places for one request."""
+        with self._condition:
+            while self._running >= self.limit:
+                self._condition.wait()
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._running -= 1
+                self._condition.notify_all()
+
+    def succeeded(self) -> None:
+        """A request went through: grow the window by one per window of successes."""
+        with self._condition:
+            self.window = min(float(self.ceiling), self.window + 1.0 / self.window)
+            if self._calm_until > 0:
+                self._calm_until -= 1
+            self._condition.notify_all()
+
+    def slowed(self) -> None:
+        """A request was throttled: halve the window (once per window of requests)."""
+        with self._condition:
+            self.slowdowns += 1
+            if self._calm_until > 0:  # the requests in flight when it halved say it again
+                return
+            self.window = max(1.0, self.window / 2)
+            self._calm_until = self.limit
+
+
+_THROTTLES: dict[tuple[int, str], Throttle] = {}
+_THROTTLES_LOCK = threading.Lock()
+
+
+def throttle_of(store: str, ceiling: int) -> Throttle:
+    """This process's window for the store ``store`` (a scheme and host: ``s3://bucket``)."""
+    key = (os.getpid(), store)  # a forked worker adapts its own (and shares no lock)
+    with _THROTTLES_LOCK:
+        found = _THROTTLES.get(key)
+        if found is None:
+            found = _THROTTLES[key] = Throttle(ceiling)
+        return found

@@ -1,0 +1,174 @@
+"""Large remote chunks arrive as parallel ranged GETs, checked part by part, and are read early."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+import litdata as ld
+from litdata.core.chunks.blocks import BLOCK_KEY
+from litdata.core.registry import registries
+from litdata.engine.cache.parts import parts_of
+from litdata.engine.link import Link
+from litdata.engine.throttle import Throttle, throttled
+from litdata.plugins.storage.memory import MemoryStorage
+
+pytestmark = pytest.mark.usefixtures("fresh_plugins")
+
+#: ``(url, start, end)`` of every ranged request, and whole downloads as ``(url, -1, -1)``.
+CALLS: list[tuple[str, int, int]] = []
+GUARD = threading.Lock()
+STATE = {"running": 0, "peak": 0}
+#: Ranges starting at or past this byte wait for ``LATE`` (set by a test that reads early).
+HOLD: dict[str, object] = {"from": None, "late": threading.Event()}
+
+
+class SlowStore(MemoryStorage):
+    """The memory backend, counting requests; each ranged read takes 20 ms, as a link does."""
+
+    name = "slowstore"
+
+    def download(self, url, local_path):
+        CALLS.append((url, -1, -1))
+        super().download(url, local_path)
+
+    def read_range(self, url, start, end):
+        with GUARD:
+            CALLS.append((url, start, end))
+            STATE["running"] += 1
+            STATE["peak"] = max(STATE["peak"], STATE["running"])
+        try:
+            held = HOLD["from"]
+            if held is not None and start >= held and url.endswith("chunk-0-0.bin"):
+                assert HOLD["late"].wait(20), "the reader waited for the whole chunk"
+            time.sleep(0.02)
+            return super().read_range(url, start, end)
+        finally:
+            with GUARD:
+                STATE["running"] -= 1
+
+
+@pytest.fixture
+def url():
+    registries.storage.register("slowstore", SlowStore)
+    CALLS.clear()
+    STATE.update(running=0, peak=0)
+    HOLD.update({"from": None, "late": threading.Event()})
+    return f"slowstore://parted-{uuid.uuid4().hex[:8]}/ds"
+
+
+def _write(url, count=600, blob=16_000, **options):
+    samples = ({"id": i, "blob": np.full(blob, i % 251, dtype=np.uint8)} for i in range(count))
+    ld.write_dataset(samples, url, chunk_bytes="4MB", **options)
+    index = json.loads(SlowStore().fs.cat_file(SlowStore().path(f"{url}/index.json")))
+    return index["chunks"]
+
+
+def _check(samples):
+    for sample in samples:
+        assert (sample["blob"] == sample["id"] % 251).all()
+
+
+def test_a_large_chunk_is_fetched_as_parallel_ranged_gets(url, tmp_path):
+    chunks = _write(url)
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    samples = list(ds)
+    assert sorted(sample["id"] for sample in samples) == list(range(600))
+    _check(samples)
+    for chunk in [chunk for chunk in chunks if chunk["chunk_bytes"] > 2 << 20]:
+        ranges = sorted((s, e) for u, s, e in CALLS if u.endswith("/" + chunk["filename"]))
+        assert len(ranges) > 1, chunk["filename"]
+        # every byte fetched exactly once, in adjoining parts
+        assert ranges[0][0] == 0 and ranges[-1][1] == chunk["chunk_bytes"]
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert STATE["peak"] > 1  # parts of a chunk were in flight together
+
+
+def test_the_first_items_are_served_before_the_chunk_completes(url, tmp_path):
+    """The parts past the first wait until the first batch is out: it cannot wait for them."""
+    chunks = _write(url)
+    HOLD["from"] = 1 << 20  # everything past the first part of chunk 0
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    loader = ld.StreamingDataLoader(ds, batch_size=8, num_workers=0)
+    batches = iter(loader)
+    first = next(batches)
+    assert first["id"].tolist() == list(range(8))
+    assert (first["blob"][:, 0] == first["id"]).all()
+    late = [s for u, s, _ in CALLS if u.endswith("chunk-0-0.bin") and s >= 1 << 20]
+    assert late, "the later parts were asked for (and still wait)"
+    HOLD["late"].set()
+    rest = [int(i) for batch in batches for i in batch["id"]]
+    assert sorted(first["id"].tolist() + rest) == list(range(600))
+    assert chunks[0]["chunk_bytes"] > 2 << 20
+
+
+def test_a_chunk_without_block_checksums_is_checked_whole_and_not_read_early(url, tmp_path):
+    _write(url)
+    storage = SlowStore()
+    path = storage.path(f"{url}/index.json")
+    index = json.loads(storage.fs.cat_file(path))
+    for chunk in index["chunks"]:
+        chunk.pop(BLOCK_KEY)
+    storage.fs.pipe_file(path, json.dumps(index).encode())
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    samples = list(ds)
+    assert sorted(sample["id"] for sample in samples) == list(range(600))
+    _check(samples)
+
+
+def test_ranged_reads_off_downloads_whole_chunks(url, tmp_path, monkeypatch):
+    _write(url, count=300)
+    monkeypatch.setenv("LITDATA_RANGED_READS", "0")
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    assert sorted(sample["id"] for sample in ds) == list(range(300))
+    assert all(start == -1 for u, start, _ in CALLS if "chunk-" in u)
+
+
+def test_parts_are_block_aligned_with_a_small_first_one():
+    parts = parts_of(10_000_000, 3 << 20)
+    assert parts[0] == (0, 1 << 20)
+    assert all(start % (1 << 16) == 0 for start, _ in parts)
+    assert parts[-1][1] == 10_000_000
+    assert all(a[1] == b[0] for a, b in zip(parts, parts[1:], strict=False))
+    assert parts_of(100_000, 3 << 20) == [(0, 100_000)]  # one part: the whole object
+    assert parts_of(3 << 20, 1 << 20, align=3 << 18)[0] == (0, 3 << 18)
+
+
+def test_the_link_separates_first_byte_time_from_throughput():
+    link = Link()
+    for size in (1 << 20, 4 << 20, 8 << 20, 2 << 20):
+        link.observe(size, 0.030 + size / 50e6)
+    assert link.ttfb == pytest.approx(0.030, abs=1e-3)
+    assert link.rate == pytest.approx(50e6, rel=0.01)
+    # four bandwidth-delay products: 4 * 0.03 s * 50 MB/s = 6 MB, in whole blocks
+    assert abs(link.part_size() - 6_000_000) < 1 << 16
+    assert link.throughput() > 0
+
+
+def test_the_window_halves_when_throttled_and_grows_back():
+    window = Throttle(16)
+    assert window.limit == 16
+    window.slowed()
+    assert window.limit == 8
+    window.slowed()  # a request in flight when it halved says so again: no second halving
+    assert window.limit == 8
+    for _ in range(8):
+        window.succeeded()
+    window.slowed()
+    assert window.limit == 4
+    for _ in range(40):
+        window.succeeded()
+    assert 8 < window.limit <= 16
+    assert window.slowdowns == 3
+
+
+def test_throttling_errors_are_recognised():
+    assert throttled(ConnectionError("HTTP 503: Slow Down"))
+    assert throttled(OSError("An error occurred (SlowDown) when calling the GetObject operation"))
+    assert throttled(ConnectionError("HTTP 429: Too Many Requests"))
+    assert not throttled(ConnectionError("Connection reset by peer"))
