@@ -35,7 +35,7 @@ from litdata.core.registry import hooks
 from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
 from litdata.engine.cache.locks import ChunkLock
 from litdata.engine.cache.parts import PartedDownload, arriving
-from litdata.engine.cache.slots import connection_budget, node_slots
+from litdata.engine.cache.slots import node_slots
 from litdata.engine.cache.verified import VerifiedChunks, file_identity
 from litdata.engine.link import MIN_PART, link_to
 from litdata.engine.plugins import resolve_plugin
@@ -345,7 +345,7 @@ class ChunkCache:
             size=entry.chunk_bytes,
             table=table,
             link=link_to(store),
-            throttle=throttle_of(store, connection_budget()),
+            throttle=throttle_of(store, config.connection_budget()),
             slots=node_slots(root, self.mode),
         )
 

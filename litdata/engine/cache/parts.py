@@ -29,10 +29,11 @@ from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
 
+from litdata.core import config
 from litdata.core.chunks.blocks import BLOCK_SIZE, BlockTable
 from litdata.core.location import Store
 from litdata.engine.cache.pool import DaemonPool
-from litdata.engine.cache.slots import ConnectionSlots, connection_budget
+from litdata.engine.cache.slots import ConnectionSlots
 from litdata.engine.link import MIN_PART, Link
 from litdata.engine.throttle import Throttle, throttled
 
@@ -218,5 +219,5 @@ def _part_pool() -> DaemonPool:
     with _POOLS_LOCK:
         pool = _POOLS.get(os.getpid())
         if pool is None:
-            pool = _POOLS[os.getpid()] = DaemonPool(connection_budget(), "parts")
+            pool = _POOLS[os.getpid()] = DaemonPool(config.connection_budget(), "parts")
         return pool

@@ -21,14 +21,9 @@ from pathlib import Path
 from litdata.core import config
 from litdata.engine.cache.directory import make_folder
 
-__all__ = ["ConnectionSlots", "connection_budget", "node_slots"]
+__all__ = ["ConnectionSlots", "node_slots"]
 
 _POLL_SECONDS = 0.002
-
-
-def connection_budget() -> int:
-    """``LITDATA_CONNECTIONS``: the most requests in flight per node (16 by default)."""
-    return config.integer("LITDATA_CONNECTIONS", 16, minimum=1)
 
 
 class ConnectionSlots:
@@ -101,5 +96,6 @@ def node_slots(root: Path, mode: int | None = None) -> ConnectionSlots:
     with _SLOTS_LOCK:
         found = _SLOTS.get(key)
         if found is None:
-            found = _SLOTS[key] = ConnectionSlots(root / ".connections", connection_budget(), mode)
+            budget = config.connection_budget()
+            found = _SLOTS[key] = ConnectionSlots(root / ".connections", budget, mode)
         return found

@@ -38,6 +38,7 @@ import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from litdata.core import config
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
 from litdata.plugins.storage._network import network_error, request_timeouts
@@ -75,6 +76,8 @@ def _config_defaults() -> dict[str, Any]:
         "connect_timeout": connect,
         "read_timeout": read,
         "retries": {"total_max_attempts": 1, "mode": "standard"},
+        # one client per process, its connections kept: as many as the reads run at once
+        "max_pool_connections": config.connection_budget(),
     }
 
 
