@@ -204,7 +204,14 @@ class DatasetReader:
     def prefetch(self, order: Sequence[int], depth: int) -> None:
         """Fetch and check chunks in background threads, in ``order``, ``depth`` ahead."""
         if self._prefetcher is None:
-            self._prefetcher = Prefetcher(self.cache.hold, depth, self._describe)
+            remote = not self.cache.in_place
+            self._prefetcher = Prefetcher(
+                self.cache.hold,
+                depth,
+                self._describe,
+                size=lambda chunk: self.index.chunks[chunk].chunk_bytes,
+                ahead=self.cache.lookahead if remote else None,
+            )
         self._prefetcher.plan(order)
 
     def _describe(self, chunk_index: int) -> str:

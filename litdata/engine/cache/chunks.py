@@ -48,6 +48,8 @@ _INFLATED_WARNED: set[str] = set()
 
 #: How long a process waits for another one to fetch a chunk before fetching it itself.
 WAIT_SECONDS = 120.0
+#: Seconds of the measured throughput worth of chunks fetched ahead (beyond ``depth``).
+LOOKAHEAD_S = 2.0
 #: How often a process looks again whether a chunk it waits for was published.
 _POLL_SECONDS = 0.02
 
@@ -334,7 +336,7 @@ class ChunkCache:
             or config.ranged_reads_setting() == "off"
         ):
             return None
-        store = "/".join(self.location.url.split("/", 3)[:3])
+        store = self._store()
         root = Path(self.cache_dir).expanduser() if self.cache_dir else config.cache_root()
         table = BlockTable.of(entry, f"The index of {self.location.url}")
         return PartedDownload(
@@ -348,6 +350,23 @@ class ChunkCache:
             throttle=throttle_of(store, config.connection_budget()),
             slots=node_slots(root, self.mode),
         )
+
+    def _store(self) -> str:
+        """The store, as its link is measured: scheme and bucket (``s3://bucket``)."""
+        return "/".join(self.location.url.split("/", 3)[:3])
+
+    def lookahead(self) -> int:
+        """The bytes of chunks worth fetching ahead: what the link moved in ``LOOKAHEAD_S``.
+
+        At most a quarter of ``max_cache_size`` (other readers of the node share it), and
+        none for a dataset read in place.
+        """
+        if self._local is not None:
+            return 0
+        wanted = int(link_to(self._store()).throughput() * LOOKAHEAD_S)
+        if self.max_cache_size is not None:
+            wanted = min(wanted, self.max_cache_size // 4)
+        return wanted
 
     def arriving(self, chunk_index: int, starting: Callable[[], bool]) -> PartedDownload | None:
         """The parallel download of chunk ``chunk_index`` in flight in this process, if any.

@@ -1,7 +1,10 @@
 """``Prefetcher``: fetches (downloads, decompresses, checks) the next chunks in background threads.
 
-A reader announces the order it will use chunks in; the prefetcher keeps at most ``depth``
-chunks in flight ahead of the one being read. A chunk that failed in the background raises
+A reader announces the order it will use chunks in; the prefetcher keeps ``depth`` chunks in
+flight ahead of the one being read, and more while the chunks ahead hold fewer bytes than
+``ahead()`` asks for: the bytes the link moves in a few seconds, as measured (see
+:meth:`~litdata.engine.cache.chunks.ChunkCache.lookahead`), so a fast link is kept busy and a
+slow one does not fill the cache. A chunk that failed in the background raises
 its original exception (and traceback) in the reader as soon as the reader next asks for any
 chunk, never as a later timeout.
 """
@@ -20,21 +23,34 @@ from litdata.engine.cache.pool import DaemonPool
 
 __all__ = ["Prefetcher"]
 
+#: The most chunks in flight at once, however small (threads of one reader's prefetch).
+MOST_AHEAD = 8
+
 
 class Prefetcher:
-    """Runs ``fetch(chunk)`` ahead of the reader, ``depth`` chunks at a time.
+    """Runs ``fetch(chunk)`` ahead of the reader, ``depth`` chunks or ``ahead()`` bytes at a time.
 
     Args:
         fetch: Makes one chunk available (and holds it); returns its local path.
-        depth: How many chunks may be fetched ahead of the one being read.
+        depth: How many chunks may be fetched ahead of the one being read, at least.
         describe: Names a chunk for messages (its URL, the rank and worker reading it).
+        size: The bytes of a chunk (with ``ahead``).
+        ahead: How many bytes of chunks to keep in flight ahead (beyond ``depth`` chunks, up
+            to :data:`MOST_AHEAD` chunks); ``None``: ``depth`` chunks only.
     """
 
     def __init__(
-        self, fetch: Callable[[int], str], depth: int, describe: Callable[[int], str]
+        self,
+        fetch: Callable[[int], str],
+        depth: int,
+        describe: Callable[[int], str],
+        size: Callable[[int], int] | None = None,
+        ahead: Callable[[], int] | None = None,
     ) -> None:
         self._fetch = fetch
         self._depth = max(1, depth)
+        self._size = size
+        self._ahead = ahead if size is not None else None
         self._describe = describe
         self._timeout = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         self._lock = threading.Lock()
@@ -49,12 +65,20 @@ class Prefetcher:
         self._schedule(0)
 
     def _schedule(self, start: int) -> None:
+        wanted = 0 if self._ahead is None else self._ahead()
+        most = max(self._depth, MOST_AHEAD) if wanted else self._depth
         with self._lock:
-            upcoming = self._order[start : start + self._depth + 1]
-            for chunk in upcoming:
+            upcoming = self._order[start : start + most + 1]
+            planned = 0
+            for offset, chunk in enumerate(upcoming):
+                if offset > self._depth and planned >= wanted:
+                    break
+                if self._size is not None and wanted:
+                    planned += self._size(chunk)
                 if chunk not in self._futures:
                     if self._pool is None:
-                        self._pool = DaemonPool(self._depth, "prefetch")
+                        threads = max(self._depth, MOST_AHEAD) if self._ahead else self._depth
+                        self._pool = DaemonPool(threads, "prefetch")
                     self._futures[chunk] = self._pool.submit(partial(self._fetch, chunk))
 
     def fetching(self, chunk: int) -> bool:
