@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -84,8 +85,9 @@ def test_a_large_chunk_is_fetched_as_parallel_ranged_gets(url, tmp_path):
         ranges = sorted((s, e) for u, s, e in CALLS if u.endswith("/" + chunk["filename"]))
         assert len(ranges) > 1, chunk["filename"]
         # every byte fetched exactly once, in adjoining parts
-        assert ranges[0][0] == 0 and ranges[-1][1] == chunk["chunk_bytes"]
-        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+        assert ranges[0][0] == 0
+        assert ranges[-1][1] == chunk["chunk_bytes"]
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
     assert STATE["peak"] > 1  # parts of a chunk were in flight together
 
 
@@ -134,7 +136,7 @@ def test_parts_are_block_aligned_with_a_small_first_one():
     assert parts[0] == (0, 1 << 20)
     assert all(start % (1 << 16) == 0 for start, _ in parts)
     assert parts[-1][1] == 10_000_000
-    assert all(a[1] == b[0] for a, b in zip(parts, parts[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
     assert parts_of(100_000, 3 << 20) == [(0, 100_000)]  # one part: the whole object
     assert parts_of(3 << 20, 1 << 20, align=3 << 18)[0] == (0, 3 << 18)
 

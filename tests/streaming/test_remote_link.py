@@ -6,13 +6,13 @@ Assertions count requests and look at the order of events, never at timing thres
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pytest
 from support.gloo import run_ranks
 from support.link_proxy import DEFAULT_LINK, LinkSettings, Logged
 from support.links import Link
@@ -41,9 +41,9 @@ def _ranges(log: list[Logged], name: str, size: int) -> list[tuple[int, int]]:
     for entry in log:
         if entry.method != "GET" or not entry.path.endswith(f"/{name}"):
             continue
-        if entry.status == 200:  # noqa: PLR2004
+        if entry.status == 200:
             found.append((0, size))
-        elif entry.status == 206:  # noqa: PLR2004
+        elif entry.status == 206:
             match = re.fullmatch(r"bytes=(\d+)-(\d+)", entry.range or "")
             assert match, entry
             found.append((int(match.group(1)), int(match.group(2)) + 1))
@@ -55,8 +55,8 @@ def _fetched_once(log: list[Logged], chunks: list[dict]) -> None:
     for chunk in chunks:
         ranges = _ranges(log, chunk["filename"], chunk["chunk_bytes"])
         assert ranges, chunk["filename"]
-        assert ranges[0][0] == 0 and ranges[-1][1] == chunk["chunk_bytes"], ranges
-        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False)), ranges
+        assert (ranges[0][0], ranges[-1][1]) == (0, chunk["chunk_bytes"]), ranges
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges)), ranges
 
 
 def _check(ids: list[int], blobs: list[np.ndarray], count: int) -> None:
