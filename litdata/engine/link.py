@@ -67,7 +67,9 @@ class Link:
             slope /= spread
             if slope > 0:
                 self._rate = 1.0 / slope
-                self._ttfb = max(0.0, mean_time - slope * mean_size)
+                # No request is faster than its first byte: requests sharing a capped link
+                # stretch the fit's intercept, never the quickest one.
+                self._ttfb = min(max(0.0, mean_time - slope * mean_size), *times)
                 return
         # One size only: keep the first-byte time, and the rate that explains the mean.
         moving = mean_time - self._ttfb

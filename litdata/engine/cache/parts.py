@@ -37,7 +37,10 @@ from litdata.engine.cache.slots import ConnectionSlots
 from litdata.engine.link import MIN_PART, Link
 from litdata.engine.throttle import Throttle, throttled
 
-__all__ = ["PartedDownload", "arriving", "parts_of"]
+__all__ = ["SPREAD", "PartedDownload", "arriving", "parts_of"]
+
+#: A chunk is cut into at least this many parts (fewer when they would be under a MiB).
+SPREAD = 8
 
 
 def parts_of(size: int, part: int, align: int = BLOCK_SIZE) -> list[tuple[int, int]]:
@@ -92,7 +95,9 @@ class PartedDownload:
         self.link = link
         self.throttle = throttle
         self.slots = slots
-        self.parts = parts_of(size, link.part_size(), table.block if table else BLOCK_SIZE)
+        # At least ``SPREAD`` parts, so that one chunk alone fills the link's connections.
+        part = min(link.part_size(), max(MIN_PART, -(-size // SPREAD)))
+        self.parts = parts_of(size, part, table.block if table else BLOCK_SIZE)
         self._done = [False] * len(self.parts)
         self._condition = threading.Condition()
         self._failed = False
