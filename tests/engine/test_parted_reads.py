@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import threading
@@ -174,3 +175,27 @@ def test_throttling_errors_are_recognised():
     assert throttled(OSError("An error occurred (SlowDown) when calling the GetObject operation"))
     assert throttled(ConnectionError("HTTP 429: Too Many Requests"))
     assert not throttled(ConnectionError("Connection reset by peer"))
+
+
+def _on_disk(cache):
+    """Bytes of chunks in the cache, published or still downloading."""
+    total = 0
+    for path in cache.rglob("*chunk-*"):
+        with contextlib.suppress(FileNotFoundError):  # evicted or published while we look
+            total += path.stat().st_size
+    return total
+
+
+def test_prefetching_by_bytes_stays_within_the_cache_budget(url, tmp_path):
+    """A fast link asks for many chunks ahead; the budget bounds them all the same."""
+    chunks = _write(url, count=3000)
+    size = max(chunk["chunk_bytes"] for chunk in chunks)
+    cache = tmp_path / "cache"
+    ds = ld.StreamingDataset(url, cache_dir=str(cache), max_cache_size=2 * size)
+    peak, seen = 0, []
+    for sample in ds:
+        seen.append(sample["id"])
+        peak = max(peak, _on_disk(cache))
+    assert seen == list(range(3000))
+    # The budget, plus what the reader holds and prefetches (max_pre_download=2) at once.
+    assert peak <= 2 * size + 3 * size, (peak, size)

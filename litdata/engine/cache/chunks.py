@@ -439,19 +439,27 @@ class ChunkCache:
         logger.debug("fetched %s into %s", source, target)
 
     def _make_room(self, needed: int) -> None:
-        """Evict chunks nobody holds, least recently used first, until ``needed`` bytes fit."""
+        """Evict chunks nobody holds, least recently used first, until ``needed`` bytes fit.
+
+        Downloads in flight (their temporary files, which a parted download sizes in full at
+        once) count against the budget too, though they cannot be evicted.
+        """
         if self.max_cache_size is None:
             return
         cached = []
+        flight = 0
         for item in os.scandir(self.directory):
             try:
-                if item.name.startswith(".") or not item.is_file():
+                if not item.is_file():
                     continue
                 stat = item.stat()
-            except FileNotFoundError:  # another process evicted it meanwhile
+            except FileNotFoundError:  # another process evicted (or published) it meanwhile
+                continue
+            if item.name.startswith("."):
+                flight += stat.st_size if ".tmp." in item.name else 0
                 continue
             cached.append((stat.st_mtime, stat.st_size, item.name))
-        total = sum(size for _, size, _ in cached)
+        total = flight + sum(size for _, size, _ in cached)
         for _, size, name in sorted(cached):
             if total + needed <= self.max_cache_size:
                 return
