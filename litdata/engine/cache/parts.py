@@ -102,6 +102,8 @@ class PartedDownload:
         self._condition = threading.Condition()
         self._failed = False
         self._descriptor: int | None = None
+        #: The process fetching it.
+        self.owner = os.getpid()
 
     def run(self) -> None:
         """Fetch every part into :attr:`path`; the first failure is raised once all stopped.
@@ -216,7 +218,8 @@ def arriving(target: Path, starting: Callable[[], bool] | None = None) -> Parted
             if not starting():
                 return None
             _ARRIVALS.wait(_LOOK_SECONDS)
-        return found
+        # A download of the parent a worker was forked from has no threads here.
+        return found if found is not None and found.owner == os.getpid() else None
 
 
 def _part_pool() -> DaemonPool:

@@ -24,6 +24,8 @@ from litdata.engine.cache.directory import make_folder
 __all__ = ["ConnectionSlots", "node_slots"]
 
 _POLL_SECONDS = 0.002
+#: A slot whose file cannot be written: it bounds this process's requests only.
+_UNSHARED = -1
 
 
 class ConnectionSlots:
@@ -51,7 +53,9 @@ class ConnectionSlots:
         try:
             yield
         finally:
-            fcntl.lockf(self._descriptors[number], fcntl.LOCK_UN)
+            descriptor = self._descriptors[number]
+            if descriptor != _UNSHARED:
+                fcntl.lockf(descriptor, fcntl.LOCK_UN)
             with self._guard:
                 self._free.append(number)
 
@@ -75,10 +79,15 @@ class ConnectionSlots:
     def _lock(self, number: int) -> bool:
         descriptor = self._descriptors.get(number)
         if descriptor is None:
-            make_folder(self.folder, self.mode)
             path = self.folder / f"slot-{number}.lock"
-            descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, self.mode)
+            try:
+                make_folder(self.folder, self.mode)
+                descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, self.mode)
+            except OSError:  # a read-only cache, or another user's slot: this process's only
+                descriptor = _UNSHARED
             self._descriptors[number] = descriptor
+        if descriptor == _UNSHARED:
+            return True
         try:
             fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # another process holds it
