@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator
 
 __all__ = ["Throttle", "throttle_of", "throttled"]
@@ -42,6 +43,8 @@ class Throttle:
         self.window = float(min(self.ceiling, max(1, start or self.ceiling)))
         self._running = 0
         self._condition = threading.Condition()
+        self._tickets = 0
+        self._queue: deque[int] = deque()
         #: How many times a request was throttled (the window halved at most once per window).
         self.slowdowns = 0
         self._calm_until = 0
@@ -53,11 +56,20 @@ class Throttle:
 
     @contextlib.contextmanager
     def slot(self) -> Iterator[None]:
-        """Hold one of the window's places for one request."""
+        """Hold one of the window's places for one request, in the order they were asked for.
+
+        First come, first served: the parts of the chunk a reader needs first (asked for
+        first) are not overtaken by those of chunks prefetched after it.
+        """
         with self._condition:
-            while self._running >= self.limit:
+            ticket = self._tickets
+            self._tickets += 1
+            self._queue.append(ticket)
+            while self._running >= self.limit or self._queue[0] != ticket:
                 self._condition.wait()
+            self._queue.popleft()
             self._running += 1
+            self._condition.notify_all()  # the next in line may fit too
         try:
             yield
         finally:

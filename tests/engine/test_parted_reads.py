@@ -90,6 +90,10 @@ def test_a_large_chunk_is_fetched_as_parallel_ranged_gets(url, tmp_path):
         assert ranges[-1][1] == chunk["chunk_bytes"]
         assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
     assert STATE["peak"] > 1  # parts of a chunk were in flight together
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith("litdata-parts") for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the part threads outlived their downloads"
+        time.sleep(0.01)
 
 
 def test_the_first_items_are_served_before_the_chunk_completes(url, tmp_path):

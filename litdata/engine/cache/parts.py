@@ -4,8 +4,8 @@ One connection to an object store moves a capped number of bytes per second and 
 of milliseconds for its first byte; a chunk of tens of megabytes fetched with one GET runs at
 that one connection's cap. Here a chunk is cut into parts (block-aligned, sized from the
 measured bandwidth-delay product, see :mod:`litdata.engine.link`; the first part small, so
-that the chunk's header and first items arrive first), fetched at once by this process's part
-threads, each request holding
+that the chunk's header and first items arrive first), fetched at once by threads of the download,
+each request holding
 
 - a place in the store's :class:`~litdata.engine.throttle.Throttle` window, which halves when
   a request is throttled (``503 SlowDown``) and grows back as requests succeed, and
@@ -29,7 +29,6 @@ from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
 
-from litdata.core import config
 from litdata.core.chunks.blocks import BLOCK_SIZE, BlockTable
 from litdata.core.location import Store
 from litdata.engine.cache.pool import DaemonPool
@@ -120,9 +119,14 @@ class PartedDownload:
                 _ARRIVALS.notify_all()
         try:
             os.ftruncate(descriptor, self.size)
-            pool = _part_pool()
-            futures = [pool.submit(partial(self._fetch, n)) for n in range(len(self.parts))]
-            _first_error(futures)
+            # Threads of its own, which end with it (the throttle's window and the node's
+            # slots bound the requests; their queue serves the chunks asked for first, first).
+            pool = DaemonPool(min(len(self.parts), self.throttle.ceiling), "parts")
+            try:
+                futures = [pool.submit(partial(self._fetch, n)) for n in range(len(self.parts))]
+                _first_error(futures)
+            finally:
+                pool.shutdown()
         finally:
             with _ARRIVALS:
                 _ARRIVING.pop(str(self.target), None)
@@ -201,8 +205,6 @@ _ARRIVING: dict[str, PartedDownload] = {}
 _ARRIVALS = threading.Condition()
 #: How often a reader waiting for a download to start looks whether its fetch ended.
 _LOOK_SECONDS = 0.005
-_POOLS: dict[int, DaemonPool] = {}
-_POOLS_LOCK = threading.Lock()
 
 
 def arriving(target: Path, starting: Callable[[], bool] | None = None) -> PartedDownload | None:
@@ -220,12 +222,3 @@ def arriving(target: Path, starting: Callable[[], bool] | None = None) -> Parted
             _ARRIVALS.wait(_LOOK_SECONDS)
         # A download of the parent a worker was forked from has no threads here.
         return found if found is not None and found.owner == os.getpid() else None
-
-
-def _part_pool() -> DaemonPool:
-    """This process's part threads (one per connection of the budget)."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(os.getpid())
-        if pool is None:
-            pool = _POOLS[os.getpid()] = DaemonPool(config.connection_budget(), "parts")
-        return pool
