@@ -288,8 +288,10 @@ class DatasetReader:
         if chunk_index in self._open or prefetcher is None or not prefetcher.fetching(chunk_index):
             return None
         ranged = self._ranged_items()
+        if ranged is None:
+            return None
         download = self.cache.arriving(chunk_index, lambda: prefetcher.fetching(chunk_index))
-        if ranged is None or download is None or download.table is None:
+        if download is None or download.table is None:
             return None
         source = download.read
         return lambda _, position: ranged.read(chunk_index, position, source)
