@@ -37,6 +37,7 @@ from litdata.core import config
 from litdata.core.errors import PluginValidationError, StorageError
 from litdata.core.protocols import InPlaceStorage, RangedStorage, StorageBackend
 from litdata.core.registry import registries
+from litdata.engine.throttle import throttled
 
 __all__ = ["Storage"]
 
@@ -150,7 +151,9 @@ class Storage:
                         f"right? (LITDATA_STORAGE_ATTEMPTS={self._attempts} and "
                         f"LITDATA_STORAGE_TIMEOUT={self._timeout:g} s bound the retries.)"
                     ) from error
-                logger.warning(
+                # Throttling is the store pacing us (the caller's window shrinks): not news.
+                logger.log(
+                    logging.INFO if throttled(error) else logging.WARNING,
                     "%s %s failed (%s: %s); retrying in %.1f s",
                     what,
                     url,

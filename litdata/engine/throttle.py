@@ -19,7 +19,15 @@ from collections.abc import Iterator
 __all__ = ["Throttle", "throttle_of", "throttled"]
 
 #: What throttling errors say, in the words of S3, GCS, Azure and HTTP.
-_SIGNS = ("SlowDown", "Slow Down", "Throttl", "TooManyRequests", "Too Many Requests", "HTTP 429")
+_SIGNS = (
+    "SlowDown",
+    "Slow Down",
+    "reduce your request rate",  # S3's message, all s3fs keeps (as OSError EBUSY)
+    "Throttl",
+    "TooManyRequests",
+    "Too Many Requests",
+    "HTTP 429",
+)
 _SIGNS_503 = ("HTTP 503", "503 ", "(503)", "ServiceUnavailable", "Service Unavailable")
 
 

@@ -178,6 +178,7 @@ def test_throttling_errors_are_recognised():
     assert throttled(ConnectionError("HTTP 503: Slow Down"))
     assert throttled(OSError("An error occurred (SlowDown) when calling the GetObject operation"))
     assert throttled(ConnectionError("HTTP 429: Too Many Requests"))
+    assert throttled(OSError(16, "Please reduce your request rate."))  # s3fs's SlowDown
     assert not throttled(ConnectionError("Connection reset by peer"))
 
 

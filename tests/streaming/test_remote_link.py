@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -87,11 +88,14 @@ def test_large_chunks_arrive_as_parallel_ranged_gets(link, tmp_path):
         assert len({e.connection for e in parts}) > 1  # in parallel, on several connections
 
 
-def test_slowdown_is_absorbed_by_backing_off(link, tmp_path):
+def test_slowdown_is_absorbed_by_backing_off(link, tmp_path, caplog):
     """Far fewer requests per second are allowed than the reads make: 503s, and no error."""
     url, chunks = _publish(link, tmp_path, 1500, "8MB")
     link.use(replace(DEFAULT_LINK, requests_per_s=8.0, request_burst=2.0))
-    ids, blobs = _stream(url, link, tmp_path / "cache")
+    with caplog.at_level(logging.INFO, logger="litdata.engine.storage"):
+        ids, blobs = _stream(url, link, tmp_path / "cache")
+    assert "reduce your request rate" in caplog.text  # retried, told at INFO: not news
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     _check(ids, blobs, 1500)
     assert link.proxy.stats()["slowdowns"] > 0  # the link did throttle
     _fetched_once(link.log, chunks)
