@@ -94,10 +94,11 @@ class Throttle:
             self._condition.notify_all()
 
     def slowed(self) -> None:
-        """A request was throttled: halve the window (once per window of requests)."""
+        """A request was throttled: halve the window (once per window of requests answered)."""
         with self._condition:
             self.slowdowns += 1
             if self._calm_until > 0:  # the requests in flight when it halved say it again
+                self._calm_until -= 1
                 return
             self.window = max(1.0, self.window / 2)
             self._calm_until = self.limit

@@ -164,14 +164,17 @@ def test_the_window_halves_when_throttled_and_grows_back():
     assert window.limit == 8
     window.slowed()  # a request in flight when it halved says so again: no second halving
     assert window.limit == 8
-    for _ in range(8):
+    for _ in range(7):
         window.succeeded()
     window.slowed()
     assert window.limit == 4
-    for _ in range(40):
+    for _ in range(5):  # a window of requests throttled after it halved: it halves again
+        window.slowed()
+    assert window.limit == 2
+    for _ in range(60):
         window.succeeded()
     assert 8 < window.limit <= 16
-    assert window.slowdowns == 3
+    assert window.slowdowns == 8
 
 
 def test_throttling_errors_are_recognised():
