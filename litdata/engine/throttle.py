@@ -11,12 +11,26 @@ throttled read is slower, never an error while retries remain.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import os
 import threading
-from collections import deque
 from collections.abc import Iterator
+from contextvars import ContextVar
 
-__all__ = ["Throttle", "throttle_of", "throttled"]
+__all__ = ["PLACE", "Throttle", "place_in_line", "throttle_of", "throttled"]
+
+_ORDER = itertools.count()
+#: The place in line of the requests made in this context: the prefetcher sets its chunk's,
+#: taken when it was scheduled (in the order the reader needs them), so the chunk needed
+#: first is fetched first whichever prefetch thread starts first.
+PLACE: ContextVar[int | None] = ContextVar("litdata_place", default=None)
+
+
+def place_in_line() -> int:
+    """A place in line after every place given so far."""
+    return next(_ORDER)
+
 
 #: What throttling errors say, in the words of S3, GCS, Azure and HTTP.
 _SIGNS = (
@@ -51,8 +65,7 @@ class Throttle:
         self.window = float(min(self.ceiling, max(1, start or self.ceiling)))
         self._running = 0
         self._condition = threading.Condition()
-        self._tickets = 0
-        self._queue: deque[int] = deque()
+        self._queue: list[tuple[int, int, int]] = []
         #: How many times a request was throttled (the window halved at most once per window).
         self.slowdowns = 0
         self._calm_until = 0
@@ -63,19 +76,20 @@ class Throttle:
         return max(1, int(self.window))
 
     @contextlib.contextmanager
-    def slot(self) -> Iterator[None]:
-        """Hold one of the window's places for one request, in the order they were asked for.
+    def slot(self, place: int | None = None, number: int = 0) -> Iterator[None]:
+        """Hold one of the window's places for one request, in line.
 
-        First come, first served: the parts of the chunk a reader needs first (asked for
-        first) are not overtaken by those of chunks prefetched after it.
+        Args:
+            place: The request's place in line (its chunk's); a new one, after all given so
+                far, when omitted.
+            number: Its order among the requests of the same place (the chunk's part).
         """
+        key = (place_in_line() if place is None else place, number, next(_ORDER))
         with self._condition:
-            ticket = self._tickets
-            self._tickets += 1
-            self._queue.append(ticket)
-            while self._running >= self.limit or self._queue[0] != ticket:
+            heapq.heappush(self._queue, key)
+            while self._running >= self.limit or self._queue[0] != key:
                 self._condition.wait()
-            self._queue.popleft()
+            heapq.heappop(self._queue)
             self._running += 1
             self._condition.notify_all()  # the next in line may fit too
         try:

@@ -207,3 +207,32 @@ def test_prefetching_by_bytes_stays_within_the_cache_budget(url, tmp_path):
     assert seen == list(range(3000))
     # The budget, plus what the reader holds and prefetches (max_pre_download=2) at once.
     assert peak <= 2 * size + 3 * size, (peak, size)
+
+
+def test_the_window_serves_the_chunk_needed_first_first():
+    """Requests wait in line by their chunk's place, then part: not by who asked first."""
+    window = Throttle(1)
+    served = []
+    release = threading.Event()
+
+    def ask(place, number):
+        with window.slot(place, number):
+            served.append((place, number))
+
+    def hold():
+        with window.slot(0):
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    while not window._running:  # the holder has the only place
+        time.sleep(0.001)
+    askers = [threading.Thread(target=ask, args=key) for key in ((5, 0), (1, 1), (3, 0), (1, 0))]
+    for asker in askers:
+        asker.start()
+    while len(window._queue) < 4:
+        time.sleep(0.001)
+    release.set()
+    for thread in [holder, *askers]:
+        thread.join(10)
+    assert served == [(1, 0), (1, 1), (3, 0), (5, 0)]

@@ -34,7 +34,7 @@ from litdata.core.location import Store
 from litdata.engine.cache.pool import DaemonPool
 from litdata.engine.cache.slots import ConnectionSlots
 from litdata.engine.link import MIN_PART, Link
-from litdata.engine.throttle import Throttle, throttled
+from litdata.engine.throttle import PLACE, Throttle, throttled
 
 __all__ = ["SPREAD", "PartedDownload", "arriving", "parts_of"]
 
@@ -103,6 +103,8 @@ class PartedDownload:
         self._descriptor: int | None = None
         #: The process fetching it.
         self.owner = os.getpid()
+        #: Its place in the throttle's line (the chunk's, as the prefetcher scheduled it).
+        self.place = PLACE.get()
 
     def run(self) -> None:
         """Fetch every part into :attr:`path`; the first failure is raised once all stopped.
@@ -148,7 +150,7 @@ class PartedDownload:
                 self.throttle.slowed()
 
         try:
-            with self.throttle.slot(), self.slots.slot():
+            with self.throttle.slot(self.place, number), self.slots.slot():
                 began = time.perf_counter()
                 data = self.storage.read_range(self.url, start, end, on_retry=slowed)
                 took = time.perf_counter() - began

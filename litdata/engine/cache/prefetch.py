@@ -20,6 +20,7 @@ from functools import partial
 from litdata.core import config
 from litdata.core.errors import ChunkWaitTimeoutError
 from litdata.engine.cache.pool import DaemonPool
+from litdata.engine.throttle import PLACE, place_in_line
 
 __all__ = ["Prefetcher"]
 
@@ -79,7 +80,8 @@ class Prefetcher:
                     if self._pool is None:
                         threads = max(self._depth, MOST_AHEAD) if self._ahead else self._depth
                         self._pool = DaemonPool(threads, "prefetch")
-                    self._futures[chunk] = self._pool.submit(partial(self._fetch, chunk))
+                    call = partial(_in_line, place_in_line(), self._fetch, chunk)
+                    self._futures[chunk] = self._pool.submit(call)
 
     def fetching(self, chunk: int) -> bool:
         """Whether a fetch of ``chunk`` is scheduled and has not ended."""
@@ -138,6 +140,15 @@ class Prefetcher:
                 release(chunk)
         if pool is not None:
             pool.shutdown()
+
+
+def _in_line(place: int, fetch: Callable[[int], str], chunk: int) -> str:
+    """``fetch(chunk)``, its requests at ``place`` in line (where it was scheduled)."""
+    token = PLACE.set(place)
+    try:
+        return fetch(chunk)
+    finally:
+        PLACE.reset(token)
 
 
 def _failed(future: Future[str]) -> bool:
