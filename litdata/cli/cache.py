@@ -100,7 +100,11 @@ def _disk_usage(target: Path) -> int:
         print(f"{target}: nothing cached.")
         return 0
     home = recorded_source(target)
-    folders = [target] if home else [path for path in target.iterdir() if path.is_dir()]
+    folders = (  # hidden folders are the node's (connection slots), not a dataset's
+        [target]
+        if home
+        else [path for path in target.iterdir() if path.is_dir() and not path.name.startswith(".")]
+    )
     rows = sorted(((_size(path), path) for path in folders), reverse=True)
     loose = 0 if home else sum(path.stat().st_size for path in target.iterdir() if path.is_file())
     for size, path in rows:

@@ -137,6 +137,15 @@ def storage_timeout() -> float:
     return float(integer("LITDATA_STORAGE_TIMEOUT", 30, minimum=1))
 
 
+def connection_budget() -> int:
+    """``LITDATA_CONNECTIONS``: the most requests to a store in flight per node (16 default).
+
+    Raises:
+        ValueError: The variable is set to something that is not an integer.
+    """
+    return integer("LITDATA_CONNECTIONS", 16, minimum=1)
+
+
 def cache_root() -> Path:
     """The root of the local chunk cache (``LITDATA_CACHE_DIR``, else ``~/.lightning/chunks``)."""
     configured = os.environ.get("LITDATA_CACHE_DIR")

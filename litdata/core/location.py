@@ -13,6 +13,7 @@ import fnmatch
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -85,8 +86,14 @@ class Store(Protocol):
         """Remove the object at ``url``."""
         ...
 
-    def read_range(self, url: str, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of the object at ``url``."""
+    def read_range(
+        self,
+        url: str,
+        start: int,
+        end: int,
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> bytes:
+        """Bytes ``[start, end)`` of the object at ``url`` (``on_retry``: told of retries)."""
         ...
 
     def local_path(self, url: str) -> str:

@@ -16,6 +16,10 @@ Every byte read so is verified before it is used, as a downloaded chunk is:
   are read in ranges, cross-checked against the offsets (within the chunk, leaf sizes adding
   up to the item's length), as a download of it would be.
 
+The same reads serve items of a chunk while it downloads in parts (its first batch need not
+wait for the whole chunk): :meth:`RangedItems.read` then takes its bytes from the parts that
+arrived and passed their block checksums, and only for chunks that have them.
+
 ``LITDATA_RANGED_READS=0`` downloads whole chunks always; ``LITDATA_RANGED_READS=unverified``
 also reads chunks of the second kind in ranges, unverified.
 """
@@ -23,6 +27,7 @@ also reads chunks of the second kind in ranges, unverified.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from litdata.core import config
@@ -32,9 +37,16 @@ from litdata.core.formats import ItemDecoder, RangedDecoder
 from litdata.core.index import DatasetIndex
 from litdata.core.location import Location
 
-__all__ = ["RangedItems"]
+__all__ = ["PartsGone", "RangedItems", "Source"]
 
 _HEADERS_KEPT = 256
+
+#: Verified bytes ``[start, end)`` of a chunk file from its download in flight, or ``None``.
+Source = Callable[[int, int], bytes | None]
+
+
+class PartsGone(Exception):
+    """The download a read took its bytes from finished or failed: read the chunk's file."""
 
 
 class RangedItems:
@@ -83,10 +95,22 @@ class RangedItems:
             return True
         return self.index.chunks[chunk_index].checksum is None or self._unverified
 
-    def _range(self, chunk_index: int, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of a chunk file, verified block by block when it can be."""
+    def _range(self, chunk_index: int, start: int, end: int, source: Source | None = None) -> bytes:
+        """Bytes ``[start, end)`` of a chunk file, verified block by block when it can be.
+
+        Raises:
+            PartsGone: ``source`` no longer serves them.
+        """
         url = self.location.join(self.index.chunks[chunk_index].filename)
         table = self._table(chunk_index)
+        if source is not None:  # the download checked its parts' blocks
+            if table is None:
+                raise PartsGone(url)
+            first, last = table.span(start, end)
+            found = source(first, last)
+            if found is None:
+                raise PartsGone(url)
+            return found[start - first : end - first]
         if table is None:
             return self.location.storage.read_range(url, start, end)
         first, last = table.span(start, end)
@@ -94,7 +118,9 @@ class RangedItems:
         table.verify(data, first, url)
         return data[start - first : end - first]
 
-    def _header(self, chunk_index: int, start: int, end: int) -> bytes:
+    def _header(
+        self, chunk_index: int, start: int, end: int, source: Source | None = None
+    ) -> bytes:
         header = self._headers.get(chunk_index)
         if header is None:
             entry = self.index.chunks[chunk_index]
@@ -102,24 +128,32 @@ class RangedItems:
             table = self._table(chunk_index)
             if table is not None:  # whole blocks: a small chunk is then kept whole
                 size = table.span(0, size)[1]
-            header = self._range(chunk_index, 0, size)
+            header = self._range(chunk_index, 0, size, source)
             self._headers[chunk_index] = header
             if len(self._headers) > _HEADERS_KEPT:
                 self._headers.popitem(last=False)
         return header[start:end]
 
-    def read(self, chunk_index: int, position: int) -> Any:
+    def read(self, chunk_index: int, position: int, source: Source | None = None) -> Any:
         """Item ``position`` of chunk ``chunk_index``.
+
+        Args:
+            chunk_index: The chunk.
+            position: The item's position in it.
+            source: Where its bytes come from (the chunk's download in flight); the store
+                itself when omitted.
 
         Raises:
             ChunkCorruptError: Its bytes fail their block checksum, or disagree with the offsets.
+            PartsGone: ``source`` no longer serves the bytes.
         """
         entry = self.index.chunks[chunk_index]
         start, end = self.decoder.item_span(
-            entry, position, lambda first, last: self._header(chunk_index, first, last)
+            entry, position, lambda first, last: self._header(chunk_index, first, last, source)
         )
         kept = self._headers.get(chunk_index, b"")
         # An item within the header's blocks (already read and verified) costs no request.
-        data = kept[start:end] if end <= len(kept) else self._range(chunk_index, start, end)
+        inside = end <= len(kept)
+        data = kept[start:end] if inside else self._range(chunk_index, start, end, source)
         url = self.location.join(entry.filename)
         return self.decoder.decode_item(memoryview(data), f"Chunk {url}, item {position}")

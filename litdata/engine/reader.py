@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,10 +30,10 @@ from litdata.engine.cache.prefetch import Prefetcher
 from litdata.engine.items.serializer_set import SerializerSet
 from litdata.engine.key_index import KeyIndex
 from litdata.engine.opening import Dataset, open_dataset
-from litdata.engine.ranged import RangedItems
+from litdata.engine.ranged import PartsGone, RangedItems
 from litdata.engine.resolve import resolve
 
-__all__ = ["DatasetReader", "position_of"]
+__all__ = ["DatasetReader", "PartsGone", "position_of"]
 
 
 def position_of(index: int, count: int) -> int:
@@ -204,7 +204,14 @@ class DatasetReader:
     def prefetch(self, order: Sequence[int], depth: int) -> None:
         """Fetch and check chunks in background threads, in ``order``, ``depth`` ahead."""
         if self._prefetcher is None:
-            self._prefetcher = Prefetcher(self.cache.hold, depth, self._describe)
+            remote = not self.cache.in_place
+            self._prefetcher = Prefetcher(
+                self.cache.hold,
+                depth,
+                self._describe,
+                size=lambda chunk: self.index.chunks[chunk].chunk_bytes,
+                ahead=self.cache.lookahead if remote else None,
+            )
         self._prefetcher.plan(order)
 
     def _describe(self, chunk_index: int) -> str:
@@ -264,6 +271,30 @@ class DatasetReader:
                 return ranged.read(chunk_index, position)
             found = self.chunk(chunk_index)
         return (self._decoder or self.decoder).read(found, position)
+
+    def arriving(self, chunk_index: int) -> Callable[[Any, int], Any] | None:
+        """Reads items of chunk ``chunk_index`` while it downloads, or ``None`` if it cannot.
+
+        The function returned takes ``(None, position)``, like the decoder's ``read`` takes
+        an open chunk and a position.
+
+        A remote chunk being fetched in parts by this process's prefetch, with block
+        checksums, serves its items from the parts that arrived and passed them: the first
+        items of a chunk need not wait for its last byte. The function returned raises
+        :class:`~litdata.engine.ranged.PartsGone` once the download ended (the chunk is then
+        read as usual, with :meth:`chunk`).
+        """
+        prefetcher = self._prefetcher
+        if chunk_index in self._open or prefetcher is None or not prefetcher.fetching(chunk_index):
+            return None
+        ranged = self._ranged_items()
+        if ranged is None:
+            return None
+        download = self.cache.arriving(chunk_index, lambda: prefetcher.fetching(chunk_index))
+        if download is None or download.table is None:
+            return None
+        source = download.read
+        return lambda _, position: ranged.read(chunk_index, position, source)
 
     def _ranged_items(self) -> RangedItems | None:
         if self._ranged is None and self._ranges_allowed:

@@ -5,6 +5,8 @@ Every call the core makes to a backend goes through here: what the plugin return
 error naming the plugin and its distribution; and transient failures (connection resets,
 timeouts, throttling, 5xx) are retried with exponential backoff and jitter before the error,
 with the URL, reaches the caller. A missing object or a refused permission is never retried.
+A throttled request (``503 SlowDown``) does not count against the attempts: the store is
+pacing its clients, so it is tried again, with growing pauses, as long as the deadline allows.
 
 Retries are bounded in number (``LITDATA_STORAGE_ATTEMPTS``) and in time: another attempt
 starts only if it can end before the call's deadline, taking as long as the last one did. A
@@ -37,6 +39,7 @@ from litdata.core import config
 from litdata.core.errors import PluginValidationError, StorageError
 from litdata.core.protocols import InPlaceStorage, RangedStorage, StorageBackend
 from litdata.core.registry import registries
+from litdata.engine.throttle import throttled
 
 __all__ = ["Storage"]
 
@@ -48,6 +51,8 @@ T = TypeVar("T")
 _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 #: A full local disk (while downloading) is not transient either.
 _FULL = (errno.ENOSPC, errno.EDQUOT)
+#: A throttled request waits at most ``2**this`` backoffs (3.2 s) before it is tried again.
+_THROTTLED_DOUBLINGS = 4
 #: The slowest transfer a call's deadline allows for, in bytes per second (1 MiB/s).
 _SLOWEST = float(1 << 20)
 
@@ -116,7 +121,14 @@ class Storage:
         """Whether the backend reads byte ranges."""
         return isinstance(self.backend, RangedStorage)
 
-    def _call(self, what: str, url: str, call: Callable[[], T], size: int = 0) -> T:
+    def _call(
+        self,
+        what: str,
+        url: str,
+        call: Callable[[], T],
+        size: int = 0,
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> T:
         """``call()``, retried while it fails transiently and another attempt fits in time.
 
         Args:
@@ -124,29 +136,30 @@ class Storage:
             url: The object, for messages.
             call: One attempt.
             size: The bytes the call moves (0 when unknown or small), for its deadline.
+            on_retry: Told of each transient failure before it is retried.
         """
         started = time.monotonic()
-        for attempt in range(1, self._attempts + 1):
+        failures = throttles = 0
+        while True:
             began = time.monotonic()
             try:
                 result = call()
             except BaseException as error:  # retrying is the point
                 if not _transient(error):
                     raise
+                # The store pacing us: retried while the deadline allows, whatever the count.
+                slowed = throttled(error)
+                throttles += slowed
+                failures += not slowed
                 now = time.monotonic()
-                delay = self._backoff * 2 ** (attempt - 1) * (0.5 + random.random())  # noqa: S311
+                exponent = min(throttles, _THROTTLED_DOUBLINGS) if slowed else failures - 1
+                delay = self._backoff * 2**exponent * (0.5 + random.random())  # noqa: S311
                 deadline = self._deadline(error, started, began, size)
-                if attempt == self._attempts or now + delay + (now - began) > deadline:
-                    silent = self._silent_since
-                    quiet = "" if silent is None else f" (no answer for {now - silent:.1f} s)"
-                    raise StorageError(
-                        f"{what} {url} failed {attempt} times in {now - started:.1f} s through "
-                        f"the {self.origin} storage backend{quiet}; last error: "
-                        f"{type(error).__name__}: {error}. Is the server reachable and the URL "
-                        f"right? (LITDATA_STORAGE_ATTEMPTS={self._attempts} and "
-                        f"LITDATA_STORAGE_TIMEOUT={self._timeout:g} s bound the retries.)"
-                    ) from error
-                logger.warning(
+                if failures == self._attempts or now + delay + (now - began) > deadline:
+                    failed = self._failed(what, url, error, failures + throttles, now - started)
+                    raise failed from error
+                logger.log(
+                    logging.INFO if slowed else logging.WARNING,  # throttling is not news
                     "%s %s failed (%s: %s); retrying in %.1f s",
                     what,
                     url,
@@ -154,11 +167,25 @@ class Storage:
                     error,
                     delay,
                 )
+                if on_retry is not None:
+                    on_retry(error)
                 time.sleep(delay)
             else:
                 self._silent_since = None
                 return result
-        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _failed(
+        self, what: str, url: str, error: BaseException, tries: int, took: float
+    ) -> StorageError:
+        silent = self._silent_since
+        quiet = "" if silent is None else f" (no answer for {time.monotonic() - silent:.1f} s)"
+        return StorageError(
+            f"{what} {url} failed {tries} times in {took:.1f} s through "
+            f"the {self.origin} storage backend{quiet}; last error: "
+            f"{type(error).__name__}: {error}. Is the server reachable and the URL "
+            f"right? (LITDATA_STORAGE_ATTEMPTS={self._attempts} and "
+            f"LITDATA_STORAGE_TIMEOUT={self._timeout:g} s bound the retries.)"
+        )
 
     def _deadline(self, error: BaseException, started: float, began: float, size: int) -> float:
         """When the retries of a call that began at ``started`` must have ended.
@@ -248,13 +275,30 @@ class Storage:
         """Remove the object at ``url`` (a missing one is not an error)."""
         self._call("Deleting", url, lambda: self.backend.delete(url))
 
-    def read_range(self, url: str, start: int, end: int) -> bytes:
-        """Bytes ``[start, end)`` of the object at ``url`` (the backend must be ranged)."""
+    def read_range(
+        self,
+        url: str,
+        start: int,
+        end: int,
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> bytes:
+        """Bytes ``[start, end)`` of the object at ``url`` (the backend must be ranged).
+
+        Args:
+            url: The object.
+            start: The first byte.
+            end: The byte after the last.
+            on_retry: Told of each transient failure (a throttled request) before its retry.
+        """
         if not isinstance(self.backend, RangedStorage):
             raise TypeError(f"The storage backend {self.origin} does not read byte ranges.")
         backend = self.backend
         data = self._call(
-            "Reading", url, lambda: backend.read_range(url, start, end), max(0, end - start)
+            "Reading",
+            url,
+            lambda: backend.read_range(url, start, end),
+            max(0, end - start),
+            on_retry,
         )
         if not isinstance(data, bytes | bytearray) or len(data) != end - start:
             size = len(data) if isinstance(data, bytes | bytearray) else type(data).__name__

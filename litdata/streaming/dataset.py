@@ -18,7 +18,7 @@ from litdata.core.formats import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.registry import hooks
 from litdata.engine.opening import open_dataset
-from litdata.engine.reader import DatasetReader, position_of
+from litdata.engine.reader import DatasetReader, PartsGone, position_of
 from litdata.engine.resolve import resolve
 from litdata.streaming.batching import (
     deliver,
@@ -396,23 +396,38 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
             for number, segment in enumerate(segments):
                 region = regions.region(segment.region)
                 order = strategy.item_order(segment.region, region.size, seed, epoch)
-                chunk = reader.chunk(region.chunk)
-                chunk.prefetch()  # the kernel reads the chunk ahead while we decode
                 start = region.start
-                read = hooks.wrap_read(reader.decoder.read, region.chunk)  # observers, per chunk
+                # A chunk still downloading in parts serves the items of the parts that
+                # arrived (verified); once it is complete, it is opened as usual.
+                early = None if overridden else reader.arriving(region.chunk)
+                chunk: Any = None
+                read = hooks.wrap_read(early or reader.decoder.read, region.chunk)  # observers
                 for first in range(segment.offset, segment.offset + segment.count, size):
                     last = min(first + size, segment.offset + segment.count)
+                    positions = order[first:last]
+                    run = None
+                    if early is not None:
+                        try:
+                            run = [read(None, start + position) for position in positions]
+                        except PartsGone:
+                            early = None
+                    if early is None and chunk is None:
+                        chunk = reader.chunk(region.chunk)
+                        chunk.prefetch()  # the kernel reads the chunk ahead while we decode
+                        read = hooks.wrap_read(reader.decoder.read, region.chunk)
                     if overridden:  # a subclass's __getitem__ sees every streamed item
                         base = reader.chunk_start(region.chunk) + start
                         run = [
                             self[ChunkedIndex(base + position, region.chunk)]
-                            for position in order[first:last]
+                            for position in positions
                         ]
-                    else:
-                        run = [read(chunk, start + position) for position in order[first:last]]
-                        if transforms:
-                            run = [self._transformed(sample) for sample in run]
+                    elif run is None:
+                        run = [read(chunk, start + position) for position in positions]
+                    if transforms and not overridden:
+                        run = [self._transformed(sample) for sample in run]
                     yield run
+                if chunk is None:  # read from its parts: the prefetcher hands it over now
+                    reader.chunk(region.chunk)
                 if last_use[number]:  # done with this chunk for the epoch
                     reader.done_with(region.chunk)
         finally:  # an error, or a reader that stopped early: no fetch goes on behind its back

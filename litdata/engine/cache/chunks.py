@@ -15,11 +15,13 @@ import logging
 import mmap
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from litdata.core import config
 from litdata.core.chunks import checksum
+from litdata.core.chunks.blocks import BlockTable
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.names import decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
@@ -32,8 +34,12 @@ from litdata.core.publish import publishing
 from litdata.core.registry import hooks
 from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
 from litdata.engine.cache.locks import ChunkLock
+from litdata.engine.cache.parts import PartedDownload, arriving
+from litdata.engine.cache.slots import node_slots
 from litdata.engine.cache.verified import VerifiedChunks, file_identity
+from litdata.engine.link import MIN_PART, link_to
 from litdata.engine.plugins import resolve_plugin
+from litdata.engine.throttle import throttle_of
 
 __all__ = ["ChunkCache"]
 
@@ -42,6 +48,8 @@ _INFLATED_WARNED: set[str] = set()
 
 #: How long a process waits for another one to fetch a chunk before fetching it itself.
 WAIT_SECONDS = 120.0
+#: Seconds of the measured throughput worth of chunks fetched ahead (beyond ``depth``).
+LOOKAHEAD_S = 2.0
 #: How often a process looks again whether a chunk it waits for was published.
 _POLL_SECONDS = 0.02
 
@@ -289,19 +297,93 @@ class ChunkCache:
                 return Path(source).read_bytes(), source
             except FileNotFoundError:
                 raise _missing(source) from None
-        url = self._download(entry, scratch)
+        url, _ = self._download(entry, scratch)
         return scratch.read_bytes(), url
 
-    def _download(self, entry: ChunkEntry, scratch: Path) -> str:
-        """Download a remote chunk as stored into ``scratch``; returns its URL."""
+    def _download(
+        self, entry: ChunkEntry, scratch: Path, target: Path | None = None
+    ) -> tuple[str, bool]:
+        """Download a remote chunk as stored into ``scratch``.
+
+        A large chunk of a store that reads ranges is fetched as parallel ranged GETs
+        (:class:`~litdata.engine.cache.parts.PartedDownload`), each part checked against its
+        block checksums when the chunk has them; readers of this process may read items of
+        the parts that arrived when ``target`` (the plain file it will be published as) is
+        given.
+
+        Returns:
+            Its URL, and whether every byte was checked already (against block checksums).
+        """
         url = self.location.join(entry.filename)
         try:
-            self.location.storage.download(url, str(scratch), entry.chunk_bytes)
+            parted = self._parted(entry, url, scratch, target)
+            if parted is None:
+                self.location.storage.download(url, str(scratch), entry.chunk_bytes)
+                return url, False
+            parted.run()
         except FileNotFoundError:
             raise _missing(url) from None
-        return url
+        return url, parted.table is not None
 
-    def _fetch_plain(self, entry: ChunkEntry, temporary: Path) -> tuple[int, str, float]:
+    def _parted(
+        self, entry: ChunkEntry, url: str, scratch: Path, target: Path | None
+    ) -> PartedDownload | None:
+        """The parallel ranged download of a large chunk, or ``None`` to download it whole."""
+        storage = self.location.storage
+        if (
+            not storage.ranged
+            or entry.chunk_bytes <= 2 * MIN_PART
+            or config.ranged_reads_setting() == "off"
+        ):
+            return None
+        store = self._store()
+        root = Path(self.cache_dir).expanduser() if self.cache_dir else config.cache_root()
+        table = BlockTable.of(entry, f"The index of {self.location.url}")
+        return PartedDownload(
+            storage,
+            url,
+            scratch,
+            target=target,
+            size=entry.chunk_bytes,
+            table=table,
+            link=link_to(store),
+            throttle=throttle_of(store, config.connection_budget()),
+            slots=node_slots(root, self.mode),
+        )
+
+    def _store(self) -> str:
+        """The store, as its link is measured: scheme and bucket (``s3://bucket``)."""
+        return "/".join(self.location.url.split("/", 3)[:3])
+
+    def lookahead(self) -> int:
+        """The bytes of chunks worth fetching ahead: what the link moved in ``LOOKAHEAD_S``.
+
+        At most a quarter of ``max_cache_size`` (other readers of the node share it), and
+        none for a dataset read in place.
+        """
+        if self._local is not None:
+            return 0
+        wanted = int(link_to(self._store()).throughput() * LOOKAHEAD_S)
+        if self.max_cache_size is not None:
+            wanted = min(wanted, self.max_cache_size // 4)
+        return wanted
+
+    def arriving(self, chunk_index: int, starting: Callable[[], bool]) -> PartedDownload | None:
+        """The parallel download of chunk ``chunk_index`` in flight in this process, if any.
+
+        Args:
+            chunk_index: The chunk.
+            starting: Whether a fetch of it is scheduled and has not ended (its download is
+                waited for while so).
+        """
+        if self._local is not None or self._compression:
+            return None
+        target = self.directory / self._plain_name(self.index.chunks[chunk_index])
+        return arriving(target, starting)
+
+    def _fetch_plain(
+        self, entry: ChunkEntry, temporary: Path, target: Path
+    ) -> tuple[int, str, float]:
         """Put the chunk's checked plain bytes in ``temporary``.
 
         Returns ``(size as stored, source, seconds spent checking and decompressing)``; the
@@ -315,8 +397,9 @@ class ChunkCache:
                 says.
         """
         if self._local is None and not self._compression:
-            url = self._download(entry, temporary)
-            verify_file(temporary, entry, url)
+            url, checked = self._download(entry, temporary, target)
+            if not checked:
+                verify_file(temporary, entry, url)
             return temporary.stat().st_size, url, 0.0
         data, source = self.stored(entry, temporary)
         start = time.perf_counter()
@@ -343,7 +426,7 @@ class ChunkCache:
         with publishing(target, entry.chunk_bytes, self.mode) as temporary:
             for attempt in range(1, attempts + 1):
                 try:
-                    size, source, inflating = self._fetch_plain(entry, temporary)
+                    size, source, inflating = self._fetch_plain(entry, temporary, target)
                     break
                 except ChunkCorruptError:
                     if attempt == attempts:
@@ -356,19 +439,27 @@ class ChunkCache:
         logger.debug("fetched %s into %s", source, target)
 
     def _make_room(self, needed: int) -> None:
-        """Evict chunks nobody holds, least recently used first, until ``needed`` bytes fit."""
+        """Evict chunks nobody holds, least recently used first, until ``needed`` bytes fit.
+
+        Downloads in flight (their temporary files, which a parted download sizes in full at
+        once) count against the budget too, though they cannot be evicted.
+        """
         if self.max_cache_size is None:
             return
         cached = []
+        flight = 0
         for item in os.scandir(self.directory):
             try:
-                if item.name.startswith(".") or not item.is_file():
+                if not item.is_file():
                     continue
                 stat = item.stat()
-            except FileNotFoundError:  # another process evicted it meanwhile
+            except FileNotFoundError:  # another process evicted (or published) it meanwhile
+                continue
+            if item.name.startswith("."):
+                flight += stat.st_size if ".tmp." in item.name else 0
                 continue
             cached.append((stat.st_mtime, stat.st_size, item.name))
-        total = sum(size for _, size, _ in cached)
+        total = flight + sum(size for _, size, _ in cached)
         for _, size, name in sorted(cached):
             if total + needed <= self.max_cache_size:
                 return

@@ -1,44 +1,61 @@
 """``Prefetcher``: fetches (downloads, decompresses, checks) the next chunks in background threads.
 
-A reader announces the order it will use chunks in; the prefetcher keeps at most ``depth``
-chunks in flight ahead of the one being read. A chunk that failed in the background raises
+A reader announces the order it will use chunks in; the prefetcher keeps ``depth`` chunks in
+flight ahead of the one being read, and more while the chunks ahead hold fewer bytes than
+``ahead()`` asks for: the bytes the link moves in a few seconds, as measured (see
+:meth:`~litdata.engine.cache.chunks.ChunkCache.lookahead`), so a fast link is kept busy and a
+slow one does not fill the cache. A chunk that failed in the background raises
 its original exception (and traceback) in the reader as soon as the reader next asks for any
 chunk, never as a later timeout.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 
 from litdata.core import config
 from litdata.core.errors import ChunkWaitTimeoutError
-from litdata.core.registry import hooks
+from litdata.engine.cache.pool import DaemonPool
+from litdata.engine.throttle import PLACE, place_in_line
 
 __all__ = ["Prefetcher"]
 
+#: The most chunks in flight at once, however small (threads of one reader's prefetch).
+MOST_AHEAD = 8
+
 
 class Prefetcher:
-    """Runs ``fetch(chunk)`` ahead of the reader, ``depth`` chunks at a time.
+    """Runs ``fetch(chunk)`` ahead of the reader, ``depth`` chunks or ``ahead()`` bytes at a time.
 
     Args:
         fetch: Makes one chunk available (and holds it); returns its local path.
-        depth: How many chunks may be fetched ahead of the one being read.
+        depth: How many chunks may be fetched ahead of the one being read, at least.
         describe: Names a chunk for messages (its URL, the rank and worker reading it).
+        size: The bytes of a chunk (with ``ahead``).
+        ahead: How many bytes of chunks to keep in flight ahead (beyond ``depth`` chunks, up
+            to :data:`MOST_AHEAD` chunks); ``None``: ``depth`` chunks only.
     """
 
     def __init__(
-        self, fetch: Callable[[int], str], depth: int, describe: Callable[[int], str]
+        self,
+        fetch: Callable[[int], str],
+        depth: int,
+        describe: Callable[[int], str],
+        size: Callable[[int], int] | None = None,
+        ahead: Callable[[], int] | None = None,
     ) -> None:
         self._fetch = fetch
         self._depth = max(1, depth)
+        self._size = size
+        self._ahead = ahead if size is not None else None
         self._describe = describe
         self._timeout = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         self._lock = threading.Lock()
-        self._pool: _DaemonPool | None = None
+        self._pool: DaemonPool | None = None
         self._order: list[int] = []
         self._futures: dict[int, Future[str]] = {}
 
@@ -49,13 +66,27 @@ class Prefetcher:
         self._schedule(0)
 
     def _schedule(self, start: int) -> None:
+        wanted = 0 if self._ahead is None else self._ahead()
+        most = max(self._depth, MOST_AHEAD) if wanted else self._depth
         with self._lock:
-            upcoming = self._order[start : start + self._depth + 1]
-            for chunk in upcoming:
+            upcoming = self._order[start : start + most + 1]
+            planned = 0
+            for offset, chunk in enumerate(upcoming):
+                if offset > self._depth and planned >= wanted:
+                    break
+                if self._size is not None and wanted:
+                    planned += self._size(chunk)
                 if chunk not in self._futures:
                     if self._pool is None:
-                        self._pool = _DaemonPool(self._depth)
-                    self._futures[chunk] = self._pool.submit(self._fetch, chunk)
+                        threads = max(self._depth, MOST_AHEAD) if self._ahead else self._depth
+                        self._pool = DaemonPool(threads, "prefetch")
+                    call = partial(_in_line, place_in_line(), self._fetch, chunk)
+                    self._futures[chunk] = self._pool.submit(call)
+
+    def fetching(self, chunk: int) -> bool:
+        """Whether a fetch of ``chunk`` is scheduled and has not ended."""
+        future = self._futures.get(chunk)
+        return future is not None and not future.done()
 
     def take(self, chunk: int) -> str | None:
         """The path of ``chunk`` if it was scheduled (waiting for it), else ``None``.
@@ -111,43 +142,14 @@ class Prefetcher:
             pool.shutdown()
 
 
+def _in_line(place: int, fetch: Callable[[int], str], chunk: int) -> str:
+    """``fetch(chunk)``, its requests at ``place`` in line (where it was scheduled)."""
+    token = PLACE.set(place)
+    try:
+        return fetch(chunk)
+    finally:
+        PLACE.reset(token)
+
+
 def _failed(future: Future[str]) -> bool:
     return future.done() and not future.cancelled() and future.exception() is not None
-
-
-class _DaemonPool:
-    """A few daemon threads running submitted calls.
-
-    A process never waits for them to exit: a DataLoader worker whose trainer died must be
-    able to exit in the middle of a download.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Future[str], Callable[[int], str], int] | None]
-        self._tasks = queue.SimpleQueue()
-        self._threads = [
-            threading.Thread(target=self._work, name=f"litdata-prefetch-{n}", daemon=True)
-            for n in range(size)
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, call: Callable[[int], str], chunk: int) -> Future[str]:
-        future: Future[str] = Future()
-        self._tasks.put((future, call, chunk))
-        return future
-
-    def _work(self) -> None:
-        while (task := self._tasks.get()) is not None:
-            future, call, chunk = task
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(call(chunk))
-            except BaseException as error:  # handed to the reader as it is
-                hooks.failed("prefetch", error)
-                future.set_exception(error)
-
-    def shutdown(self) -> None:
-        for _ in self._threads:
-            self._tasks.put(None)

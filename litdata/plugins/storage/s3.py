@@ -39,6 +39,7 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from litdata.core import config
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
 from litdata.plugins.storage._multipart import ParallelUpload, transient
@@ -70,6 +71,25 @@ _SESSION = {
 }
 
 
+def _response_checksums() -> dict[str, Any]:
+    """Responses checked by botocore only when asked (botocore >= 1.36 checks every GET).
+
+    litdata checks every byte it reads against the dataset's own checksums (whole chunks,
+    and 64 KiB blocks for ranged parts), so a CRC of every response on the client is spent
+    twice; and a whole-object checksum sent with a ranged answer (as some S3-compatible
+    servers do) would fail every part.
+    """
+    from botocore.config import Config
+
+    defaults = getattr(Config, "OPTION_DEFAULTS", {})
+    if "response_checksum_validation" in defaults:
+        return {"response_checksum_validation": "when_required"}
+    return {}
+
+
+_CHECKSUMS = _response_checksums()
+
+
 def _config_defaults() -> dict[str, Any]:
     """The botocore settings, unless the user's ``config`` says otherwise."""
     connect, read = request_timeouts()
@@ -77,6 +97,9 @@ def _config_defaults() -> dict[str, Any]:
         "connect_timeout": connect,
         "read_timeout": read,
         "retries": {"total_max_attempts": 1, "mode": "standard"},
+        # one client per process, its connections kept: as many as the reads run at once
+        "max_pool_connections": config.connection_budget(),
+        **_CHECKSUMS,
     }
 
 

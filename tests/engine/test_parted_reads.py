@@ -1,0 +1,238 @@
+"""Large remote chunks arrive as parallel ranged GETs, checked part by part, and are read early."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+import litdata as ld
+from litdata.core.chunks.blocks import BLOCK_KEY
+from litdata.core.registry import registries
+from litdata.engine.cache.parts import parts_of
+from litdata.engine.link import Link
+from litdata.engine.throttle import Throttle, throttled
+from litdata.plugins.storage.memory import MemoryStorage
+
+pytestmark = pytest.mark.usefixtures("fresh_plugins")
+
+#: ``(url, start, end)`` of every ranged request, and whole downloads as ``(url, -1, -1)``.
+CALLS: list[tuple[str, int, int]] = []
+GUARD = threading.Lock()
+STATE = {"running": 0, "peak": 0}
+#: Ranges starting at or past this byte wait for ``LATE`` (set by a test that reads early).
+HOLD: dict[str, object] = {"from": None, "late": threading.Event()}
+
+
+class SlowStore(MemoryStorage):
+    """The memory backend, counting requests; each ranged read takes 20 ms, as a link does."""
+
+    name = "slowstore"
+
+    def download(self, url, local_path):
+        CALLS.append((url, -1, -1))
+        super().download(url, local_path)
+
+    def read_range(self, url, start, end):
+        with GUARD:
+            CALLS.append((url, start, end))
+            STATE["running"] += 1
+            STATE["peak"] = max(STATE["peak"], STATE["running"])
+        try:
+            held = HOLD["from"]
+            if held is not None and start >= held and url.endswith("chunk-0-0.bin"):
+                assert HOLD["late"].wait(20), "the reader waited for the whole chunk"
+            time.sleep(0.02)
+            return super().read_range(url, start, end)
+        finally:
+            with GUARD:
+                STATE["running"] -= 1
+
+
+@pytest.fixture
+def url():
+    registries.storage.register("slowstore", SlowStore)
+    CALLS.clear()
+    STATE.update(running=0, peak=0)
+    HOLD.update({"from": None, "late": threading.Event()})
+    return f"slowstore://parted-{uuid.uuid4().hex[:8]}/ds"
+
+
+def _write(url, count=600, blob=16_000, **options):
+    samples = ({"id": i, "blob": np.full(blob, i % 251, dtype=np.uint8)} for i in range(count))
+    ld.write_dataset(samples, url, chunk_bytes="4MB", **options)
+    index = json.loads(SlowStore().fs.cat_file(SlowStore().path(f"{url}/index.json")))
+    return index["chunks"]
+
+
+def _check(samples):
+    for sample in samples:
+        assert (sample["blob"] == sample["id"] % 251).all()
+
+
+def test_a_large_chunk_is_fetched_as_parallel_ranged_gets(url, tmp_path):
+    chunks = _write(url)
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    samples = list(ds)
+    assert sorted(sample["id"] for sample in samples) == list(range(600))
+    _check(samples)
+    for chunk in [chunk for chunk in chunks if chunk["chunk_bytes"] > 2 << 20]:
+        ranges = sorted((s, e) for u, s, e in CALLS if u.endswith("/" + chunk["filename"]))
+        assert len(ranges) > 1, chunk["filename"]
+        # every byte fetched exactly once, in adjoining parts
+        assert ranges[0][0] == 0
+        assert ranges[-1][1] == chunk["chunk_bytes"]
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
+    assert STATE["peak"] > 1  # parts of a chunk were in flight together
+    deadline = time.monotonic() + 10
+    while any(t.name.startswith("litdata-parts") for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the part threads outlived their downloads"
+        time.sleep(0.01)
+
+
+def test_the_first_items_are_served_before_the_chunk_completes(url, tmp_path):
+    """The parts past the first wait until the first batch is out: it cannot wait for them."""
+    chunks = _write(url)
+    HOLD["from"] = 1 << 20  # everything past the first part of chunk 0
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    loader = ld.StreamingDataLoader(ds, batch_size=8, num_workers=0)
+    batches = iter(loader)
+    first = next(batches)
+    assert first["id"].tolist() == list(range(8))
+    assert (first["blob"][:, 0] == first["id"]).all()
+    late = [s for u, s, _ in CALLS if u.endswith("chunk-0-0.bin") and s >= 1 << 20]
+    assert late, "the later parts were asked for (and still wait)"
+    HOLD["late"].set()
+    rest = [int(i) for batch in batches for i in batch["id"]]
+    assert sorted(first["id"].tolist() + rest) == list(range(600))
+    assert chunks[0]["chunk_bytes"] > 2 << 20
+
+
+def test_a_chunk_without_block_checksums_is_checked_whole_and_not_read_early(url, tmp_path):
+    _write(url)
+    storage = SlowStore()
+    path = storage.path(f"{url}/index.json")
+    index = json.loads(storage.fs.cat_file(path))
+    for chunk in index["chunks"]:
+        chunk.pop(BLOCK_KEY)
+    storage.fs.pipe_file(path, json.dumps(index).encode())
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    samples = list(ds)
+    assert sorted(sample["id"] for sample in samples) == list(range(600))
+    _check(samples)
+
+
+def test_ranged_reads_off_downloads_whole_chunks(url, tmp_path, monkeypatch):
+    _write(url, count=300)
+    monkeypatch.setenv("LITDATA_RANGED_READS", "0")
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    assert sorted(sample["id"] for sample in ds) == list(range(300))
+    assert all(start == -1 for u, start, _ in CALLS if "chunk-" in u)
+
+
+def test_parts_are_block_aligned_with_a_small_first_one():
+    parts = parts_of(10_000_000, 3 << 20)
+    assert parts[0] == (0, 1 << 20)
+    assert all(start % (1 << 16) == 0 for start, _ in parts)
+    assert parts[-1][1] == 10_000_000
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
+    assert parts_of(100_000, 3 << 20) == [(0, 100_000)]  # one part: the whole object
+    assert parts_of(3 << 20, 1 << 20, align=3 << 18)[0] == (0, 3 << 18)
+
+
+def test_the_link_separates_first_byte_time_from_throughput():
+    link = Link()
+    for size in (1 << 20, 4 << 20, 8 << 20, 2 << 20):
+        link.observe(size, 0.030 + size / 50e6)
+    assert link.ttfb == pytest.approx(0.030, abs=1e-3)
+    assert link.rate == pytest.approx(50e6, rel=0.01)
+    # four bandwidth-delay products: 4 * 0.03 s * 50 MB/s = 6 MB, in whole blocks
+    assert abs(link.part_size() - 6_000_000) < 1 << 16
+    assert link.throughput() > 0
+
+
+def test_the_window_halves_when_throttled_and_grows_back():
+    window = Throttle(16)
+    assert window.limit == 16
+    window.slowed()
+    assert window.limit == 8
+    window.slowed()  # a request in flight when it halved says so again: no second halving
+    assert window.limit == 8
+    for _ in range(7):
+        window.succeeded()
+    window.slowed()
+    assert window.limit == 4
+    for _ in range(5):  # a window of requests throttled after it halved: it halves again
+        window.slowed()
+    assert window.limit == 2
+    for _ in range(60):
+        window.succeeded()
+    assert 8 < window.limit <= 16
+    assert window.slowdowns == 8
+
+
+def test_throttling_errors_are_recognised():
+    assert throttled(ConnectionError("HTTP 503: Slow Down"))
+    assert throttled(OSError("An error occurred (SlowDown) when calling the GetObject operation"))
+    assert throttled(ConnectionError("HTTP 429: Too Many Requests"))
+    assert throttled(OSError(16, "Please reduce your request rate."))  # s3fs's SlowDown
+    assert not throttled(ConnectionError("Connection reset by peer"))
+
+
+def _on_disk(cache):
+    """Bytes of chunks in the cache, published or still downloading."""
+    total = 0
+    for path in cache.rglob("*chunk-*"):
+        with contextlib.suppress(FileNotFoundError):  # evicted or published while we look
+            total += path.stat().st_size
+    return total
+
+
+def test_prefetching_by_bytes_stays_within_the_cache_budget(url, tmp_path):
+    """A fast link asks for many chunks ahead; the budget bounds them all the same."""
+    chunks = _write(url, count=3000)
+    size = max(chunk["chunk_bytes"] for chunk in chunks)
+    cache = tmp_path / "cache"
+    ds = ld.StreamingDataset(url, cache_dir=str(cache), max_cache_size=2 * size)
+    peak, seen = 0, []
+    for sample in ds:
+        seen.append(sample["id"])
+        peak = max(peak, _on_disk(cache))
+    assert seen == list(range(3000))
+    # The budget, plus what the reader holds and prefetches (max_pre_download=2) at once.
+    assert peak <= 2 * size + 3 * size, (peak, size)
+
+
+def test_the_window_serves_the_chunk_needed_first_first():
+    """Requests wait in line by their chunk's place, then part: not by who asked first."""
+    window = Throttle(1)
+    served = []
+    release = threading.Event()
+
+    def ask(place, number):
+        with window.slot(place, number):
+            served.append((place, number))
+
+    def hold():
+        with window.slot(0):
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    while not window._running:  # the holder has the only place
+        time.sleep(0.001)
+    askers = [threading.Thread(target=ask, args=key) for key in ((5, 0), (1, 1), (3, 0), (1, 0))]
+    for asker in askers:
+        asker.start()
+    while len(window._queue) < 4:
+        time.sleep(0.001)
+    release.set()
+    for thread in [holder, *askers]:
+        thread.join(10)
+    assert served == [(1, 0), (1, 1), (3, 0), (5, 0)]
