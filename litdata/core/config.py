@@ -111,11 +111,6 @@ def integer(name: str, default: int, *, minimum: int | None = None) -> int:
     return value if minimum is None else max(minimum, value)
 
 
-def connection_budget() -> int:
-    """``LITDATA_CONNECTIONS``: the most requests to a store in flight per node (16)."""
-    return integer("LITDATA_CONNECTIONS", 16, minimum=1)
-
-
 def upload_connections() -> int:
     """``LITDATA_UPLOAD_CONNECTIONS``: upload requests in flight per process.
 
