@@ -23,6 +23,7 @@ import hashlib
 import os
 import random
 import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -96,6 +97,8 @@ class ParallelUpload:
         self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
         #: The requests sent, retries included (for tests and stats).
         self.requests = 0
+        #: Whether the store answered the last request that failed (it did not time out).
+        self._answering = True
 
     @property
     def multipart(self) -> bool:
@@ -181,10 +184,17 @@ class ParallelUpload:
                 raise
 
     async def _abort(self, upload_id: str) -> None:
-        """Abort the upload, so that S3 keeps none of its parts (best effort, retried)."""
+        """Abort the upload, so that S3 keeps none of its parts (best effort).
+
+        Retried while the store answers (a reset, a 503), one request when it fell silent.
+        """
         try:
             await self._request(
-                "abort_multipart_upload", Bucket=self.bucket, Key=self.key, UploadId=upload_id
+                "abort_multipart_upload",
+                Bucket=self.bucket,
+                Key=self.key,
+                UploadId=upload_id,
+                retried=self._answering,
             )
         except FileNotFoundError:  # already gone
             pass
@@ -195,6 +205,8 @@ class ParallelUpload:
         self,
         method: str,
         on_retry: Callable[[BaseException], None] | None = None,
+        *,
+        retried: bool = True,
         **arguments: Any,
     ) -> Any:
         """One S3 request within the budget and a deadline for its bytes, retried with backoff.
@@ -202,21 +214,30 @@ class ParallelUpload:
         Args:
             method: The client's method (``"upload_part"``).
             on_retry: Told of each failure that is retried.
+            retried: Whether a transient failure is retried (an abort after a failure is not:
+                the store is failing already).
             **arguments: The method's arguments.
         """
         body = arguments.get("Body")
         timeout = upload_timeout(len(body) if isinstance(body, bytes) else 0)
-        for attempt in range(1, self._attempts + 1):
+        # As the core's retries: no new attempt once the storage timeout (and the time this
+        # request's bytes may take) has passed since the first, so a frozen server is an
+        # error within the deadline, not after every attempt's own timeout.
+        deadline = time.monotonic() + max(config.storage_timeout(), timeout)
+        attempts = self._attempts if retried else 1
+        for attempt in range(1, attempts + 1):
             try:
                 async with _budget():
                     self.requests += 1
                     return await asyncio.wait_for(self._call(method, **arguments), timeout)
             except Exception as error:
-                if attempt == self._attempts or not self._transient(error):
+                self._answering = not isinstance(error, TimeoutError)
+                delay = _BACKOFF * 2 ** (attempt - 1) * (0.5 + random.random())  # noqa: S311
+                late = time.monotonic() + delay >= deadline
+                if attempt == attempts or late or not self._transient(error):
                     raise
                 if on_retry is not None:
                     on_retry(error)
-            delay = _BACKOFF * 2 ** (attempt - 1) * (0.5 + random.random())  # noqa: S311
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
