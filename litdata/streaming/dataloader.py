@@ -39,9 +39,13 @@ from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
 from litdata.streaming.state_shape import require_loader_state
 from litdata.streaming.streamable import Streamable
+from litdata.streaming.threads import Pinning, ThreadWorkers
 from litdata.streaming.transport import unpack, widen_pipe
 
-__all__ = ["Streamable", "StreamingDataLoader"]
+__all__ = ["WORKER_MODES", "Streamable", "StreamingDataLoader"]
+
+#: What ``worker_mode`` takes: workers as processes (the default) or as threads.
+WORKER_MODES = ("process", "thread")
 
 
 def _unwrap_nothing(envelope: Any) -> Any:
@@ -67,7 +71,11 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         dataset: A ``StreamingDataset``, ``CombinedStreamingDataset`` or
             ``ParallelStreamingDataset``.
         batch_size: Samples per batch.
-        num_workers: Worker processes (0: read in this process).
+        num_workers: Workers (0: read in this process).
+        worker_mode: ``"process"`` (default): workers are processes; ``"thread"``: threads of
+            this process, reading the same batches in the same order (and resuming each
+            other's ``state_dict``); they pay where reading releases the GIL (I/O,
+            decompression, image decoders), see docs/tuning.md.
         shuffle: Overrides the dataset's ``shuffle`` when given, for this loader's epochs only
             (another loader over the same dataset keeps the dataset's own).
         drop_last: Overrides the dataset's ``drop_last`` when given, for this loader only.
@@ -108,8 +116,14 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         profile_cprofile: bool = False,
         provenance: bool = False,
         provenance_dir: str | os.PathLike[str] | None = None,
+        worker_mode: str = "process",
         **kwargs: Any,
     ) -> None:
+        if worker_mode not in WORKER_MODES:
+            raise ValueError(
+                f"worker_mode={worker_mode!r} is not one of {', '.join(WORKER_MODES)}: "
+                f"pass 'process' (worker processes) or 'thread' (threads of this process)."
+            )
         if not _is_streamable(dataset):
             raise RuntimeError(
                 f"StreamingDataLoader reads a StreamingDataset, CombinedStreamingDataset or "
@@ -148,6 +162,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         if self._profile is not None:
             self._collate = ProfilingCollate(self._collate)
         self.samples_per_batch = batch_size
+        self.worker_mode = worker_mode
         self.current_epoch = 0
         self._restoring = False
         self._epoch_finished = False
@@ -227,7 +242,21 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         """Samples this loader has delivered in the current epoch (on this rank)."""
         return self._base_samples + sum(sum(counts) for counts in self._counts)
 
+    @property
+    def _threads(self) -> bool:
+        """Whether this loader's workers are threads."""
+        return self.worker_mode == "thread" and self.num_workers > 0
+
     def _get_iterator(self) -> Any:
+        if self._threads:
+            return ThreadWorkers(
+                self.dataset,
+                self.num_workers,
+                prefetch_factor=self.prefetch_factor or 2,
+                worker_init_fn=self.worker_init_fn,
+                pinning=Pinning.here() if self.pin_memory else None,
+                timeout=self.timeout,
+            )
         # The workers start now, from this thread; each holds a lifeline to this process
         # first, so that none outlives it, then runs the user's ``worker_init_fn``.
         init = self.worker_init_fn
@@ -297,7 +326,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         """One epoch's batches (or the rest of one, when resuming)."""
         self._begin(dataset)
         self._broken_off = True  # until the epoch's last batch
-        packed = self.num_workers > 0  # only batches leaving a worker process are packed
+        packed = self.num_workers > 0 and not self._threads  # only batches leaving a process
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
         plans = self._run_plan(dataset)
@@ -336,6 +365,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             close = getattr(envelopes, "close", None) if envelopes is not base else None
             if close is not None:  # a loop that broke off: observers end the epoch now
                 close()
+            if isinstance(base, ThreadWorkers):  # no thread outlives its epoch
+                base.close()
             if self._profile is not None:
                 stop_in_main(profiler)
         self._epoch_finished = True
