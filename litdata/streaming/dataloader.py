@@ -340,7 +340,9 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         base: Iterator[Any] = super().__iter__()  # the workers start here
         envelopes = hooks.wrap_batches(base, self.current_epoch)  # observers, once per epoch
         profiler = (
-            None if self._profile is None else start_in_main(self._profile, self.num_workers, rank)
+            None
+            if self._profile is None  # thread workers run in this process: profiled with it
+            else start_in_main(self._profile, 0 if self._threads else self.num_workers, rank)
         )
         self._iterating = True
         try:

@@ -217,6 +217,28 @@ def test_combined_datasets_stream_the_same_in_threads(numbers, tmp_path):
     assert head + tail == expected
 
 
+def test_parallel_datasets_stream_the_same_in_threads(numbers, tmp_path):
+    other = tmp_path / "captions"
+    ld.write_dataset(({"id": 5000 + i} for i in range(1000)), other, chunk_size=50)
+
+    def loader(mode):
+        parallel = ld.ParallelStreamingDataset(
+            [ld.StreamingDataset(numbers, shuffle=True), ld.StreamingDataset(other)], length=700
+        )
+        return ld.StreamingDataLoader(parallel, batch_size=10, num_workers=2, worker_mode=mode)
+
+    def pairs(batches):
+        return [
+            (int(a), int(b))
+            for batch in batches
+            for a, b in zip(batch[0]["id"], batch[1]["id"], strict=True)
+        ]
+
+    expected = pairs(loader("process"))
+    assert len(expected) == 700
+    assert pairs(loader("thread")) == expected
+
+
 def test_pin_memory_without_an_accelerator_reads_as_usual(numbers):
     loader = ld.StreamingDataLoader(
         ld.StreamingDataset(numbers),
