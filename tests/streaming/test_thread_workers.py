@@ -239,6 +239,41 @@ def test_parallel_datasets_stream_the_same_in_threads(numbers, tmp_path):
     assert pairs(loader("thread")) == expected
 
 
+class _Fetches:
+    """Counts the chunks the cache fetched (decompressed) in this process."""
+
+    def __init__(self):
+        self.names = []
+        self._lock = threading.Lock()
+
+    @ld.hookimpl
+    def litdata_chunk_downloaded(self, url, path, nbytes, seconds):
+        with self._lock:
+            self.names.append(url.rsplit("/", 1)[-1])
+
+
+def test_threads_share_one_cache_and_fetch_each_chunk_once(tmp_path):
+    from litdata.core.registry.manager import get_plugin_manager
+
+    samples = ({"id": i, "x": np.full(2000, i % 256, dtype=np.uint8)} for i in range(600))
+    path = ld.write_dataset(samples, tmp_path / "ds", chunk_size=50, compression="zstd")
+
+    def loader(mode, cache):
+        dataset = ld.StreamingDataset(path, cache_dir=str(tmp_path / cache), shuffle=True)
+        return ld.StreamingDataLoader(dataset, batch_size=16, num_workers=3, worker_mode=mode)
+
+    expected, _ = _take(loader("process", "process-cache"))
+    fetches = _Fetches()
+    manager = get_plugin_manager()
+    manager.register(fetches)
+    try:
+        got, _ = _take(loader("thread", "thread-cache"))
+    finally:
+        manager.unregister(fetches)
+    assert got == expected
+    assert sorted(fetches.names) == sorted(f"chunk-0-{i}.zstd.bin" for i in range(12))
+
+
 def test_pin_memory_without_an_accelerator_reads_as_usual(numbers):
     loader = ld.StreamingDataLoader(
         ld.StreamingDataset(numbers),
