@@ -7,10 +7,11 @@ import traceback
 
 import numpy as np
 import pytest
+import torch
 
 import litdata as ld
 from litdata.streaming.distributed import thread_worker, worker_and_count
-from litdata.streaming.threads import worker_copy
+from litdata.streaming.threads import ThreadWorkers, worker_copy
 
 
 def _loader(path, workers, mode, batch=16, **options):
@@ -86,6 +87,23 @@ def test_a_state_resumes_exactly_in_the_other_mode(numbers, before, after, worke
     if workers == resumed:  # the same topology continues with exactly the next batch
         assert head + tail == whole
     assert resumed_loader.current_epoch == 1
+
+
+class _Uneven(torch.utils.data.IterableDataset):
+    """Worker ``w`` yields ``LENGTHS[w]`` items: workers leave the round robin at odd turns."""
+
+    LENGTHS = (3, 1, 5, 2, 4)
+
+    def __iter__(self):
+        worker, _ = worker_and_count()
+        return iter([(worker, i) for i in range(self.LENGTHS[worker])])
+
+
+def test_thread_workers_take_turns_exactly_as_torchs_worker_processes():
+    workers = len(_Uneven.LENGTHS)
+    torchs = list(torch.utils.data.DataLoader(_Uneven(), batch_size=None, num_workers=workers))
+    got = list(ThreadWorkers(_Uneven(), workers, prefetch_factor=1))
+    assert got == [tuple(int(v) for v in item) for item in torchs]
 
 
 def test_thread_and_process_states_are_the_same(numbers):
@@ -204,7 +222,7 @@ def test_combined_datasets_stream_the_same_in_threads(numbers, tmp_path):
             weights=[0.7, 0.3],
             iterate_over_all=False,
         )
-        return ld.StreamingDataLoader(combined, batch_size=10, num_workers=2, worker_mode=mode)
+        return ld.StreamingDataLoader(combined, batch_size=10, num_workers=3, worker_mode=mode)
 
     expected, _ = _take(loader("process"))
     threads = loader("thread")
