@@ -247,6 +247,11 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         """Whether this loader's workers are threads."""
         return self.worker_mode == "thread" and self.num_workers > 0
 
+    def check_worker_number_rationality(self) -> None:
+        """Torch's warning about more worker processes than cores; threads are no processes."""
+        if not self._threads:
+            super().check_worker_number_rationality()
+
     def _get_iterator(self) -> Any:
         if self._threads:
             return ThreadWorkers(

@@ -315,6 +315,18 @@ def test_a_worker_copy_shares_the_index_but_not_the_reader(numbers):
     assert copy[3]["id"] == dataset[3]["id"] == 3
 
 
+def test_more_threads_than_cores_are_no_warning_about_processes(numbers):
+    import os
+    import warnings
+
+    workers = (os.cpu_count() or 1) + 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch's "will create N worker processes" included
+        loader = _loader(numbers, workers, "thread", batch=100)
+        got, _ = _take(loader)
+    assert sorted(i for batch in got for i in batch) == list(range(1000))
+
+
 def test_an_unknown_worker_mode_is_refused(numbers):
     with pytest.raises(ValueError, match="worker_mode='threads' is not one of process, thread"):
         ld.StreamingDataLoader(ld.StreamingDataset(numbers), worker_mode="threads")
