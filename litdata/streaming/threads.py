@@ -152,6 +152,20 @@ class _Failure:
     worker: int
 
 
+def _one_torch_thread() -> None:
+    """Run this thread's torch operations on one thread, as torch's worker processes do.
+
+    Several threads each fanning a ``torch.stack`` out over every core (whose OpenMP threads
+    then spin, waiting for more) cost far more than they save: on 2 busy cores, batches of
+    decoded images came 2-4 times slower. Torch keeps the count per thread once a thread has
+    asked for it (and one shared default, which ``ThreadWorkers`` puts back).
+    """
+    import torch
+
+    torch.get_num_threads()  # this thread's own count from now on
+    torch.set_num_threads(1)
+
+
 class _Worker:
     """One thread worker: iterates its copy of the dataset into its bounded queue."""
 
@@ -167,6 +181,7 @@ class _Worker:
         pinning: Pinning | None,
     ) -> None:
         self.out: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self.started = threading.Event()  # set once the thread set its torch threads
         self._dataset, self._worker, self._count = dataset, worker, num_workers
         self._stop, self._init, self._pinning = stop, init, pinning
         self.thread = threading.Thread(
@@ -192,6 +207,10 @@ class _Worker:
         with as_thread_worker(self._worker, self._count):
             iterator: Any = None
             try:
+                try:
+                    _one_torch_thread()
+                finally:
+                    self.started.set()
                 if self._pinning is not None:
                     self._pinning.start()
                 if self._init is not None:
@@ -250,8 +269,14 @@ class ThreadWorkers(Iterator[Any]):
         ]
         self._active = list(range(num_workers))  # the round, in torch's order
         self._turn = 0
+        import torch
+
+        threads = torch.get_num_threads()
         for worker in self._workers:
             worker.thread.start()
+        for worker in self._workers:
+            worker.started.wait()
+        torch.set_num_threads(threads)  # the default the workers changed, for everyone else
 
     def __next__(self) -> Any:
         while self._active:

@@ -209,6 +209,30 @@ def test_threads_know_their_worker_id(numbers):
     assert thread_worker() is None  # the training thread is no worker
 
 
+def test_worker_threads_run_torch_on_one_thread_and_leave_the_loops_setting(numbers):
+    counts = set()
+
+    def record(sample):
+        counts.add(torch.get_num_threads())
+        return sample
+
+    torch.set_num_threads(2)
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(numbers, transform=record),
+        batch_size=50,
+        num_workers=2,
+        worker_mode="thread",
+    )
+    _take(loader)
+    assert counts == {1}  # as in torch's worker processes
+    assert torch.get_num_threads() == 2
+    found = []
+    later = threading.Thread(target=lambda: found.append(torch.get_num_threads()))
+    later.start()
+    later.join()
+    assert found == [2]  # a thread started afterwards gets the default as it was
+
+
 def test_combined_datasets_stream_the_same_in_threads(numbers, tmp_path):
     other = tmp_path / "other"
     ld.write_dataset(
