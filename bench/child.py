@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         elif args.action == "random":
             result = system.random(args.workload, Path(args.dataset))
         elif args.action == "stream":
+            mode = {"mode": args.mode} if args.mode else {}  # only ours has worker modes
             result = system.stream(
-                args.workload, Path(args.dataset), bool(args.shuffle), args.num_workers
+                args.workload, Path(args.dataset), bool(args.shuffle), args.num_workers, **mode
             )
         elif args.action == "mixture":
             result = system.mixture(Path(args.dataset), args.mix, args.num_workers)
@@ -88,6 +89,8 @@ def run_remote(system: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
+    from rows import MODES
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--system", required=True)
     parser.add_argument("--action", required=True)
@@ -98,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shuffle", type=int, default=0)
     parser.add_argument("--num-workers", type=int, default=0)
     parser.add_argument("--mix", default="weighted", choices=("weighted", "all"))
+    parser.add_argument("--mode", default=None, choices=MODES, help="ours' workers (stream)")
     parser.add_argument("--url", default=None, help="remote dataset URL (remote rows)")
     parser.add_argument("--endpoint", default=None, help="the S3 server (remote rows)")
     parser.add_argument("--cache-dir", default=None, help="chunk cache (remote rows)")

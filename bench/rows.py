@@ -11,6 +11,22 @@ from typing import Any
 
 from workloads import MIX_WEIGHTS
 
+#: Ours' worker modes (``child.py --mode``): process workers sending batches through a pipe
+#: (``transport="pipe"``) or the shared-memory arena (``transport="arena"``), thread workers.
+MODES = ("pipe", "arena", "thread")
+
+
+def worker_variants(
+    workers: tuple[int, ...], shuffles: tuple[int, ...] = (1,)
+) -> tuple[dict[str, Any], ...]:
+    """Variants for ``workers`` counts: no mode at 0 workers, each of ``MODES`` above."""
+    return tuple(
+        {"shuffle": shuffle, "num_workers": count, **({"mode": mode} if count else {})}
+        for count in workers
+        for mode in (MODES if count else ("",))
+        for shuffle in shuffles
+    )
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -43,6 +59,11 @@ VERIFY_NOTES = {
         " first repeat hashes and later repeats find the files recorded)"
     ),
 }
+MODE_NOTES = {
+    "litdata": "process workers only: one measurement per worker count, shown in each mode's line",
+    "baseline": "torch DataLoader process workers only: one measurement per worker count, shown"
+    " in each mode's line",
+}
 #: The remote rows' reference: the chunk objects read with s3fs at the same concurrency.
 S3FS_RAW = "s3fs-raw"
 #: Ours and LitData writing and reading Fernet-encrypted datasets (per sample, LitData's
@@ -71,6 +92,17 @@ class Row:
     systems: tuple[str, ...] = STANDARD  # the systems this row runs (others are skipped)
     remote: bool = False  # reads datasets from the bench's S3 server (see remote.py)
 
+    def selected(
+        self, num_workers: list[int] | None, modes: list[str] | None
+    ) -> list[dict[str, Any]]:
+        """The variants with these worker counts and modes (``None``: any)."""
+        return [
+            variant
+            for variant in self.variants
+            if (num_workers is None or variant.get("num_workers", 0) in num_workers)
+            and (modes is None or "mode" not in variant or variant["mode"] in modes)
+        ]
+
     def variant_label(self, variant: dict[str, Any]) -> str:
         """Short text for a variant (e.g. ``shuffle, 2 workers``)."""
         if not variant:
@@ -86,6 +118,8 @@ class Row:
             parts.append("shuffle" if variant["shuffle"] else "no shuffle")
         if "num_workers" in variant:
             parts.append(f"{variant['num_workers']} workers")
+        if "mode" in variant:
+            parts.append(str(variant["mode"]))
         return ", ".join(parts)
 
 
@@ -145,15 +179,36 @@ ROWS: dict[str, Row] = {
                 Metric("first_batch_ms", "first batch ms", False, 0),
                 PSS,
             ),
-            variants=tuple(
-                {"shuffle": shuffle, "num_workers": workers}
-                for workers in (0, 2)
-                for shuffle in (0, 1)
+            variants=(
+                {"shuffle": 0, "num_workers": 0},
+                *worker_variants((0, 2, 4)),
             ),
             needs_dataset=True,
-            description="one epoch from building dataset + loader to the last batch",
+            description=(
+                "one epoch from building dataset + loader to the last batch; ours' workers as"
+                " processes sending batches through a pipe or the shared-memory arena, or as"
+                " threads (`pipe`, `arena`, `thread`)"
+            ),
             systems=(*STANDARD, NOVERIFY, VERIFYALL, BEFORE),
-            notes=VERIFY_NOTES,
+            notes={**VERIFY_NOTES, **MODE_NOTES},
+        ),
+        Row(
+            "decode",
+            "stream",
+            ("W5",),
+            (
+                Metric("samples_per_s", "samples/s", True, 0),
+                Metric("first_batch_ms", "first batch ms", False, 0),
+                PSS,
+            ),
+            variants=worker_variants((0, 1, 2, 4)),
+            needs_dataset=True,
+            description=(
+                "the stream row on W5: every 256x256 JPEG decoded with Pillow in the dataset's"
+                " transform (the baseline's __getitem__), where workers have work to share"
+            ),
+            systems=("ours", "litdata", "baseline", NOVERIFY, BEFORE),
+            notes=MODE_NOTES,
         ),
         Row(
             "encrypted",

@@ -1,13 +1,16 @@
 """Run the benchmark of shared/BENCH.md: every system in its own child process, medians and ratios.
 
-    python bench/run.py [--rows write,optimize,random,stream,mixture,remote-stream,remote-random]
-                        [--workloads W1,...,W4] [--repeats 3]
+    python bench/run.py [--rows write,optimize,random,stream,decode,mixture,remote-stream,...]
+                        [--workloads W1,...,W5] [--repeats 3]
+                        [--num-workers 0,2,4] [--modes pipe,arena,thread]
                         [--systems ours,litdata,mosaic,webdataset,baseline,ours-noverify,
                                    ours-verifyall,s3fs-raw]
 
 Builds the peers' venv if needed (``bench/peers.py``), generates the workloads once into
 ``$LITDATA_BENCH_DIR`` (default ``~/.cache/litdata-bench/data``), prepares each system's dataset
-for the read rows, runs ``--repeats`` children per cell (systems interleaved within a repeat),
+for the read rows, runs ``--repeats`` children per cell (``--num-workers`` and ``--modes`` keep
+only those variants of the rows that have them; systems without worker modes run once per
+worker count, shown in each mode's line) (systems interleaved within a repeat),
 checks counts and checksums of everything that came back, prints Markdown tables and writes them
 to ``bench/results/<date>-<rows>.md`` (raw per-repeat numbers go to a ``.json`` beside it).
 The remote rows run against a moto S3 server this process starts and stops (``remote.py``).
@@ -51,6 +54,7 @@ from rows import (  # noqa: E402
     BEFORE_ENV,
     ENCRYPTED,
     ENCRYPTION_ENV,
+    MODES,
     NOVERIFY,
     ROWS,
     S3FS_RAW,
@@ -82,6 +86,8 @@ class Settings:
     reuse_ours: bool
     log_dir: Path
     results_dir: Path
+    num_workers: list[int] | None = None  # the variants' worker counts to run (None: all)
+    modes: list[str] | None = None  # ours' worker modes to run (None: all)
     rebuilt: set[Path] = field(default_factory=set)  # ours' datasets rewritten by this invocation
     server: remote.MotoServer | None = None  # the remote rows' S3 server, while it runs
     uploaded: set[str] = field(default_factory=set)  # remote URLs uploaded by this invocation
@@ -303,16 +309,15 @@ def run_row(
         if row.needs_dataset:
             for system in systems:
                 datasets[system] = prepare(settings, system, workload, row)
-        for variant in row.variants:
+        for variant in row.selected(settings.num_workers, settings.modes):
             vlabel = row.variant_label(variant)
-            for system in systems:
-                cell = cells.setdefault((workload, vlabel, system), Cell())
-                if row.needs_dataset and datasets[system][1] != "ok":
-                    cell.status = datasets[system][1]
+            shown = variant_cells(
+                cells, row, workload=workload, variant=variant, systems=systems, datasets=datasets
+            )
             for rep in range(settings.repeats):
                 for system in systems:
                     cell = cells[(workload, vlabel, system)]
-                    if cell.status != "ok":
+                    if cell.status != "ok" or system in shown:
                         continue
                     if row.needs_dataset:
                         extra = ["--dataset", str(datasets[system][0])]
@@ -321,7 +326,8 @@ def run_row(
                         extra = ["--out", str(settings.root / "out" / system / workload)]
                         warm_cache(workloads.source_dir(workload, settings.root))
                     for key, value in variant.items():
-                        extra += [f"--{key.replace('_', '-')}", str(value)]
+                        if key != "mode" or system in OURS_SYSTEMS:
+                            extra += [f"--{key.replace('_', '-')}", str(value)]
                     tag = "-".join(str(v) for v in variant.values())
                     label = f"{row.name}-{workload}-{tag}-{system}-r{rep}".replace("--", "-")
                     result = run_child(
@@ -329,7 +335,38 @@ def run_row(
                     )
                     status = check_status(result, expected, workload, variant)
                     record(cell, result, status, label)
-    return cells
+    return {key: cell for key, cell in cells.items() if "-" not in key[1].split(", ")}
+
+
+def variant_cells(
+    cells: dict[tuple[str, str, str], Cell],
+    row: Row,
+    *,
+    workload: str,
+    variant: dict[str, Any],
+    systems: list[str],
+    datasets: dict[str, tuple[Path, str]],
+) -> set[str]:
+    """Add ``variant``'s cells; returns the systems it shows from an earlier line, not runs.
+
+    A system without worker modes (all but ours) runs in the first mode's line of a worker
+    count; the other modes' lines show that same cell (kept under a ``-`` mode until
+    ``run_row`` returns).
+    """
+    vlabel = row.variant_label(variant)
+    shown = set()
+    for system in systems:
+        if "mode" in variant and system not in OURS_SYSTEMS:
+            plain = row.variant_label({**variant, "mode": "-"})
+            if (workload, plain, system) in cells:
+                cells[(workload, vlabel, system)] = cells[(workload, plain, system)]
+                shown.add(system)
+                continue
+            cells[(workload, plain, system)] = cells.setdefault((workload, vlabel, system), Cell())
+        cell = cells.setdefault((workload, vlabel, system), Cell())
+        if row.needs_dataset and datasets[system][1] != "ok":
+            cell.status = datasets[system][1]
+    return shown
 
 
 def row_systems(settings: Settings, row: Row) -> list[str]:
@@ -443,10 +480,19 @@ def parse_args(argv: list[str] | None) -> Settings:
         "--reuse-ours", action="store_true", help="reuse ours' prepared datasets (default: rebuild)"
     )
     parser.add_argument("--results-dir", default=str(BENCH / "results"))
+    parser.add_argument(
+        "--num-workers", default=None, help="only these worker counts (e.g. 0,2; default all)"
+    )
+    parser.add_argument(
+        "--modes", default=None, help=f"only these worker modes of ours (among {','.join(MODES)})"
+    )
     args = parser.parse_args(argv)
     rows = [r for r in args.rows.split(",") if r]
     unknown = [r for r in rows if r not in ROWS]
     systems = [s for s in args.systems.split(",") if s]
+    modes = [m for m in args.modes.split(",") if m] if args.modes else None
+    if modes and any(m not in MODES for m in modes):
+        parser.error(f"modes must be among {list(MODES)}")
     if unknown or any(s not in ALL_SYSTEMS for s in systems):
         parser.error(f"rows must be among {list(ROWS)}, systems among {list(ALL_SYSTEMS)}")
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -461,6 +507,8 @@ def parse_args(argv: list[str] | None) -> Settings:
         reuse_ours=args.reuse_ours,
         log_dir=peers.CACHE_ROOT / "logs" / stamp,
         results_dir=Path(args.results_dir),
+        num_workers=[int(n) for n in args.num_workers.split(",")] if args.num_workers else None,
+        modes=modes,
     )
 
 

@@ -11,7 +11,12 @@ The files double as the *memmap baseline* and as the source every system's write
     <data>/checksums.json  expected checksums (full epoch and the random-access index set)
     <data>/W2/block-fingerprints-v1.npy  uint64 fingerprint of every W2 block (mixture row checks)
 
+    <data>/W5/images.bin   concatenated real 256x256 RGB JPEGs (Pillow, quality 90)
+    <data>/W5/offsets.npy, labels.npy  as W1's
+
 W4 reuses W1's files; only its ``optimize`` fn differs (the first 10% of inputs sleep 10x longer).
+W5 is decode-heavy: every system decodes each JPEG in its dataset's transform (``decode_jpeg``),
+so workers have real work to share.
 The mixture row splits W2's documents into two token corpora: A (documents 0-187, ~60%) and B
 (documents 188-312).
 This module only needs NumPy: it is imported by the parent and by every child interpreter.
@@ -52,6 +57,9 @@ W2_DOCS = W2_BLOCKS // W2_BLOCKS_PER_DOC
 W3_COUNT = 200_000
 W3_DIM = 16
 W4_BASE_COST_S = 100e-6  # per-sample sleep in W4's fn; the first 10% sleep 10x longer
+W5_COUNT = 2_000
+W5_SIDE = 256
+W5_QUALITY = 90
 
 WORKLOADS: dict[str, Workload] = {
     "W1": Workload(
@@ -64,7 +72,16 @@ WORKLOADS: dict[str, Workload] = {
     "W4": Workload(
         "W4", "image", W1_COUNT, 64, "W1 with the first 10% of optimize inputs 10x slower"
     ),
+    "W5": Workload(
+        "W5",
+        "jpeg",
+        W5_COUNT,
+        32,
+        '2k {"image": 256x256 RGB JPEG (~24 KB) decoded in the transform, "label": int}',
+    ),
 }
+#: Kinds stored as W1 is (``images.bin`` + offsets + labels).
+IMAGE_KINDS = ("image", "jpeg")
 
 RANDOM_ACCESS_COUNT = 1_000
 REMOTE_RANDOM_COUNT = 200  # remote-random: the first 200 of the same indices
@@ -109,6 +126,53 @@ def _generate_w1(out: Path) -> None:
     np.save(out / "labels.npy", (np.arange(W1_COUNT, dtype=np.int64) * 7919) % 1000)
 
 
+def _generate_w5(out: Path) -> None:
+    """Real JPEGs: smooth colour fields with noise and a few shapes, as photos compress."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    rng = np.random.default_rng(5)
+    side = np.linspace(0.0, 1.0, W5_SIDE, dtype=np.float32)
+    offsets = np.zeros(W5_COUNT + 1, dtype=np.int64)
+    with open(out / "images.bin.tmp", "wb") as f:
+        for i in range(W5_COUNT):
+            tilt = rng.uniform(0, 255, size=(3, 3)).astype(np.float32)
+            field = (
+                tilt[:, 0, None, None] * side[None, :, None]
+                + tilt[:, 1, None, None] * side[None, None, :]
+                + tilt[:, 2, None, None] * 0.3
+            )
+            noise = rng.normal(0, 12, size=(3, W5_SIDE, W5_SIDE)).astype(np.float32)
+            pixels = np.clip((field * 0.6 + noise), 0, 255).astype(np.uint8).transpose(1, 2, 0)
+            image = Image.fromarray(np.ascontiguousarray(pixels), "RGB")
+            draw = ImageDraw.Draw(image)
+            for _ in range(4):
+                x, y = rng.integers(0, W5_SIDE - 40, size=2).tolist()
+                w, h = rng.integers(10, 40, size=2).tolist()
+                colour = tuple(rng.integers(0, 256, size=3).tolist())
+                draw.ellipse((x, y, x + w, y + h), fill=colour)
+            buffer = io.BytesIO()
+            image.save(buffer, format="JPEG", quality=W5_QUALITY)
+            f.write(buffer.getvalue())
+            offsets[i + 1] = offsets[i] + len(buffer.getvalue())
+    os.replace(out / "images.bin.tmp", out / "images.bin")
+    np.save(out / "offsets.npy", offsets)
+    np.save(out / "labels.npy", (np.arange(W5_COUNT, dtype=np.int64) * 7919) % 1000)
+
+
+def decode_jpeg(sample: dict[str, Any]) -> dict[str, Any]:
+    """W5's transform: the JPEG decoded (Pillow) into a uint8 ``[256, 256, 3]`` tensor."""
+    import io
+
+    import torch
+    from PIL import Image
+
+    with Image.open(io.BytesIO(sample["image"])) as image:
+        pixels = np.array(image if image.mode == "RGB" else image.convert("RGB"))  # writable
+    return {"image": torch.from_numpy(pixels), "label": int(sample["label"])}
+
+
 def _generate_w2(out: Path) -> None:
     rng = np.random.default_rng(2)
     tokens = rng.integers(0, 50_257, size=W2_BLOCKS * W2_BLOCK, dtype=np.uint16)
@@ -126,7 +190,13 @@ def ensure_data(root: Path | None = None, log: Any = print) -> Path:
     """Generate the workload files and checksums once (reused while ``DATA_VERSION`` matches)."""
     root = root or data_dir()
     root.mkdir(parents=True, exist_ok=True)
-    for name, gen in (("W1", _generate_w1), ("W2", _generate_w2), ("W3", _generate_w3)):
+    generators = (
+        ("W1", _generate_w1),
+        ("W2", _generate_w2),
+        ("W3", _generate_w3),
+        ("W5", _generate_w5),
+    )
+    for name, gen in generators:
         out = root / name
         marker = out / f".complete-v{DATA_VERSION}"
         if marker.exists():
@@ -139,6 +209,10 @@ def ensure_data(root: Path | None = None, log: Any = print) -> Path:
     checks = root / f"checksums-v{DATA_VERSION}.json"
     if not checks.exists():
         checks.write_text(json.dumps(compute_expected(root), indent=1))
+    known = json.loads(checks.read_text())
+    if "W5" not in known:  # checksums written before W5 existed
+        known["W5"] = _expected_of(Source("W5", root))
+        checks.write_text(json.dumps(known, indent=1))
     fingerprints = source_dir("W2", root) / FINGERPRINTS_FILE
     if not fingerprints.exists():
         tokens = np.fromfile(source_dir("W2", root) / "tokens.bin", dtype=np.uint16)
@@ -161,7 +235,7 @@ class Source:
         self.workload = WORKLOADS[workload]
         self.dir = source_dir(workload, root)
         kind = self.workload.kind
-        if kind == "image":
+        if kind in IMAGE_KINDS:
             self.images = np.memmap(self.dir / "images.bin", dtype=np.uint8, mode="r")
             self.offsets = np.load(self.dir / "offsets.npy")
             self.labels = np.load(self.dir / "labels.npy")
@@ -181,7 +255,7 @@ class Source:
     def sample(self, i: int) -> Any:
         """Sample ``i`` as the dataset stores it (dict for W1/W3, token block for W2)."""
         kind = self.workload.kind
-        if kind == "image":
+        if kind in IMAGE_KINDS:
             return {"image": self.image(i), "label": int(self.labels[i])}
         if kind == "tokens":
             return np.array(self.tokens[i * W2_BLOCK : (i + 1) * W2_BLOCK])
@@ -268,6 +342,18 @@ class Checker:
         for image, label in zip(images, labels.tolist(), strict=True):
             self.add_image(image, label)
 
+    def add_jpegs(self, images: Any, labels: Any) -> None:
+        """A W5 batch: decoded images ``[B, 256, 256, 3]`` uint8 and their labels."""
+        pixels = _as_numpy(images)
+        labels = np.atleast_1d(_as_numpy(labels)).astype(np.int64)
+        if pixels.ndim == 3:
+            pixels = pixels[None]
+        if pixels.shape != (len(labels), W5_SIDE, W5_SIDE, 3):
+            raise ValueError(f"images of shape {pixels.shape} for {len(labels)} labels")
+        self.count += len(labels)
+        self.a += int(labels.sum())
+        self.b = (self.b + int(pixels[:, ::17, ::13, :].astype(np.int64).sum())) & MASK64
+
     def add_tokens(self, blocks: Any) -> None:
         """A W2 batch (2-D) or one block (1-D) of uint16 tokens."""
         arr = _as_numpy(blocks)
@@ -296,6 +382,8 @@ class Checker:
         """One unbatched sample as the workload stores it."""
         if self.kind == "image":
             self.add_image(sample["image"], sample["label"])
+        elif self.kind == "jpeg":
+            self.add_jpegs(sample["image"], [sample["label"]])
         elif self.kind == "tokens":
             self.add_tokens(sample)
         else:
@@ -427,7 +515,17 @@ def compute_expected(root: Path) -> dict[str, dict[str, dict[str, int]]]:
             rand.add_sample(src.sample(i))
         out[name] = {"full": full.result(), "random": rand.result()}
     out["W4"] = out["W1"]
+    out["W5"] = _expected_of(Source("W5", root))
     return out
+
+
+def _expected_of(src: Source) -> dict[str, dict[str, int]]:
+    """W5's checksums: of its images as ``decode_jpeg`` decodes them (no random row)."""
+    full = Checker(src.workload.kind)
+    for i in range(len(src)):
+        decoded = decode_jpeg(src.sample(i))
+        full.add_jpegs(decoded["image"], [decoded["label"]])
+    return {"full": full.result()}
 
 
 def expected_checks(root: Path | None = None) -> dict[str, dict[str, dict[str, int]]]:

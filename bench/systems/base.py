@@ -52,6 +52,8 @@ def add_batch(checker: Checker, batch: Any, kind: str) -> None:
             checker.add_images(batch["image"], batch["label"])
         else:
             checker.add_images(batch[0], batch[1])
+    elif kind == "jpeg":
+        checker.add_jpegs(batch["image"], batch["label"])
     elif kind == "tokens":
         checker.add_tokens(batch["tokens"] if isinstance(batch, dict) else batch)
     elif isinstance(batch, dict):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 from workloads import (
+    IMAGE_KINDS,
     W1_COUNT,
     W2_BLOCK,
     W2_BLOCKS,
@@ -16,6 +17,7 @@ from workloads import (
     W4_BASE_COST_S,
     WORKLOADS,
     collate_images,
+    decode_jpeg,
     source_dir,
 )
 
@@ -34,11 +36,11 @@ class MemmapDataset:
         )
 
     def _y_path(self) -> Path:
-        return self.directory / ("labels.npy" if self.kind == "image" else "y.npy")
+        return self.directory / ("labels.npy" if self.kind in IMAGE_KINDS else "y.npy")
 
     def _open(self) -> dict[str, np.ndarray]:
         d = self.directory
-        if self.kind == "image":
+        if self.kind in IMAGE_KINDS:
             return {
                 "images": np.memmap(d / "images.bin", dtype=np.uint8, mode="r"),
                 "offsets": np.load(d / "offsets.npy"),
@@ -55,9 +57,10 @@ class MemmapDataset:
         if self._arrays is None:
             self._arrays = self._open()
         a = self._arrays
-        if self.kind == "image":
+        if self.kind in IMAGE_KINDS:
             start, end = a["offsets"][i], a["offsets"][i + 1]
-            return {"image": a["images"][start:end].tobytes(), "label": int(a["labels"][i])}
+            image = {"image": a["images"][start:end].tobytes(), "label": int(a["labels"][i])}
+            return decode_jpeg(image) if self.kind == "jpeg" else image
         if self.kind == "tokens":
             return torch.from_numpy(np.array(a["tokens"][i * W2_BLOCK : (i + 1) * W2_BLOCK]))
         return {"x": torch.from_numpy(np.array(a["x"][i])), "y": int(a["y"][i])}

@@ -7,6 +7,7 @@ never lets both be importable in one process).
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from workloads import (
     W2_BLOCKS,
     WORKLOADS,
     collate_images,
+    decode_jpeg,
     mixture_inputs,
     optimize_fn,
     optimize_inputs,
@@ -27,6 +29,7 @@ from workloads import (
 from systems.base import (
     Remote,
     System,
+    Unsupported,
     fresh_dir,
     time_mixture,
     time_random,
@@ -148,23 +151,55 @@ class LitDataAPI(System):
             kwargs["item_loader"] = item_loader
         if shuffle:
             kwargs["shuffle"] = True
+        if WORKLOADS[workload].kind == "jpeg":
+            kwargs["transform"] = decode_jpeg
         kwargs.update(self._encryption(dataset))
         return self._litdata().StreamingDataset(str(dataset), **kwargs)
 
     def random(self, workload: str, dataset: Path) -> dict[str, Any]:
         return time_random(lambda: self._open(workload, dataset), workload)
 
+    def _worker_options(self, mode: str | None) -> dict[str, Any]:
+        """The loader's options for a worker ``mode``: ``pipe``, ``arena`` or ``thread``.
+
+        ``pipe`` and ``arena`` are the ``transport=`` of process workers, ``thread`` is
+        ``worker_mode="thread"``; a checkout without ``transport`` has only the pipe.
+
+        Raises:
+            Unsupported: This checkout's loader has no such mode.
+        """
+        if mode is None:
+            return {}
+        loader = self._litdata().StreamingDataLoader
+        takes = inspect.signature(loader.__init__).parameters
+        if mode == "thread":
+            if "worker_mode" not in takes:
+                raise Unsupported("this checkout's StreamingDataLoader has no worker_mode")
+            return {"worker_mode": "thread"}
+        if "transport" not in takes:
+            if mode == "pipe":
+                return {}  # process workers without a transport option pickle through a pipe
+            raise Unsupported(f"this checkout's StreamingDataLoader has no transport={mode!r}")
+        return {"transport": mode}
+
     def stream(
-        self, workload: str, dataset: Path, shuffle: bool, num_workers: int
+        self,
+        workload: str,
+        dataset: Path,
+        shuffle: bool,
+        num_workers: int,
+        mode: str | None = None,
     ) -> dict[str, Any]:
         litdata = self._litdata()
         spec = WORKLOADS[workload]
+        options = self._worker_options(mode) if num_workers else {}
+        if spec.kind == "image":
+            options["collate_fn"] = collate_images
 
         def make() -> Any:
             ds = self._open(workload, dataset, shuffle=shuffle)
-            extra = {"collate_fn": collate_images} if spec.kind == "image" else {}
             return litdata.StreamingDataLoader(
-                ds, batch_size=spec.batch_size, num_workers=num_workers, **extra
+                ds, batch_size=spec.batch_size, num_workers=num_workers, **options
             )
 
         return time_stream(make, spec.kind, W2_BLOCKS if spec.kind == "tokens" else spec.count)

@@ -30,7 +30,7 @@ from litdata.observe.profiling import (
 from litdata.streaming.agreement import check_ranks_agree
 from litdata.streaming.arena import available
 from litdata.streaming.arena_messages import ArenaSession
-from litdata.streaming.batching import Envelope, LoaderProgress
+from litdata.streaming.batching import BatchIds, Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.control import BatchControl, schedule_of
 from litdata.streaming.distributed import rank_and_world
@@ -40,9 +40,13 @@ from litdata.streaming.reprs import length_of, render
 from litdata.streaming.schedule import Clock
 from litdata.streaming.state_shape import require_loader_state
 from litdata.streaming.streamable import Streamable
+from litdata.streaming.threads import Pinning, ThreadWorkers
 from litdata.streaming.transport import unpack, widen_pipe
 
-__all__ = ["Streamable", "StreamingDataLoader"]
+__all__ = ["WORKER_MODES", "Streamable", "StreamingDataLoader"]
+
+#: What ``worker_mode`` takes: workers as processes (the default) or as threads.
+WORKER_MODES = ("process", "thread")
 
 
 def _unwrap_nothing(envelope: Any) -> Any:
@@ -68,7 +72,11 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         dataset: A ``StreamingDataset``, ``CombinedStreamingDataset`` or
             ``ParallelStreamingDataset``.
         batch_size: Samples per batch.
-        num_workers: Worker processes (0: read in this process).
+        num_workers: Workers (0: read in this process).
+        worker_mode: ``"process"`` (default): workers are processes; ``"thread"``: threads of
+            this process, reading the same batches in the same order (and resuming each
+            other's ``state_dict``); they pay where reading releases the GIL (I/O,
+            decompression, image decoders), see docs/tuning.md.
         shuffle: Overrides the dataset's ``shuffle`` when given, for this loader's epochs only
             (another loader over the same dataset keeps the dataset's own).
         drop_last: Overrides the dataset's ``drop_last`` when given, for this loader only.
@@ -113,8 +121,14 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         provenance: bool = False,
         provenance_dir: str | os.PathLike[str] | None = None,
         transport: str = "arena",
+        worker_mode: str = "process",
         **kwargs: Any,
     ) -> None:
+        if worker_mode not in WORKER_MODES:
+            raise ValueError(
+                f"worker_mode={worker_mode!r} is not one of {', '.join(WORKER_MODES)}: "
+                f"pass 'process' (worker processes) or 'thread' (threads of this process)."
+            )
         if not _is_streamable(dataset):
             raise RuntimeError(
                 f"StreamingDataLoader reads a StreamingDataset, CombinedStreamingDataset or "
@@ -156,6 +170,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         if self._profile is not None:
             self._collate = ProfilingCollate(self._collate)
         self.samples_per_batch = batch_size
+        self.worker_mode = worker_mode
         self.current_epoch = 0
         self._restoring = False
         self._epoch_finished = False
@@ -235,7 +250,26 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         """Samples this loader has delivered in the current epoch (on this rank)."""
         return self._base_samples + sum(sum(counts) for counts in self._counts)
 
+    @property
+    def _threads(self) -> bool:
+        """Whether this loader's workers are threads."""
+        return self.worker_mode == "thread" and self.num_workers > 0
+
+    def check_worker_number_rationality(self) -> None:
+        """Torch's warning about more worker processes than cores; threads are no processes."""
+        if not self._threads:
+            super().check_worker_number_rationality()
+
     def _get_iterator(self) -> Any:
+        if self._threads:
+            return ThreadWorkers(
+                self.dataset,
+                self.num_workers,
+                prefetch_factor=self.prefetch_factor or 2,
+                worker_init_fn=self.worker_init_fn,
+                pinning=Pinning.here() if self.pin_memory else None,
+                timeout=self.timeout,
+            )
         # The workers start now, from this thread; each holds a lifeline to this process
         # first, so that none outlives it, then runs the user's ``worker_init_fn``.
         init = self.worker_init_fn
@@ -284,7 +318,12 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
 
     def _arena_session(self) -> ArenaSession | None:
         """This epoch's shared-memory slots, when batches leave worker processes through them."""
-        if self.num_workers > 0 and self._transport == "arena" and available():
+        if (
+            self.num_workers > 0
+            and not self._threads
+            and self._transport == "arena"
+            and available()
+        ):
             return ArenaSession(self.num_workers, in_order=getattr(self, "in_order", True))
         return None
 
@@ -292,14 +331,16 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         """One epoch's batches (or the rest of one, when resuming)."""
         self._begin(dataset)
         self._broken_off = True  # until the epoch's last batch
-        packed = self.num_workers > 0  # only batches leaving a worker process are packed
+        packed = self.num_workers > 0 and not self._threads  # only batches leaving a process
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
         named = self._provenance or self._provenance_dir is not None
         rank = rank_and_world()[0]
-        log = None
-        if self._provenance_dir is not None:
-            log = ProvenanceLog(self._provenance_dir, rank, dataset.num_sources)
+        log = (
+            None
+            if self._provenance_dir is None
+            else ProvenanceLog(self._provenance_dir, rank, dataset.num_sources)
+        )
         epoch_start = self._epoch_clocks.get(self.current_epoch, self._clock)
         step = self._clock.step - epoch_start.step  # of the next batch, in the epoch
         arena = self._arena_session()
@@ -309,7 +350,9 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         messages = base if arena is None else arena.unbundle(base)  # a batch per envelope
         envelopes = hooks.wrap_batches(messages, self.current_epoch)  # observers, once per epoch
         profiler = (
-            None if self._profile is None else start_in_main(self._profile, self.num_workers, rank)
+            None
+            if self._profile is None  # thread workers run in this process: profiled with it
+            else start_in_main(self._profile, 0 if self._threads else self.num_workers, rank)
         )
         self._iterating = True
         try:
@@ -318,14 +361,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
                     raise TypeError("StreamingDataLoader's dataset must yield Envelope batches.")
                 self._count(envelope.worker, envelope.counts)
                 batch = unpack(envelope.data) if packed and arena is None else envelope.data
-                ids = envelope.ids
-                if ids is not None:  # the workers name their batches' samples
-                    if log is not None:
-                        log.write(self.current_epoch, step, ids)
-                    if self._provenance:
-                        batch = with_ids(batch, ids)
+                yield self._named(batch, envelope.ids, log, step)
                 step += 1
-                yield batch
         finally:
             self._iterating = False
             if log is not None:
@@ -334,6 +371,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             close = getattr(envelopes, "close", None) if envelopes is not messages else None
             if close is not None:  # a loop that broke off: observers end the epoch now
                 close()
+            if isinstance(base, ThreadWorkers):  # no thread outlives its epoch
+                base.close()
             if self._profile is not None:
                 stop_in_main(profiler)
             if arena is not None:
@@ -341,6 +380,14 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         self._epoch_finished = True
         self._broken_off = False
         dataset.reset_state_dict()
+
+    def _named(self, batch: Any, ids: BatchIds | None, log: ProvenanceLog | None, step: int) -> Any:
+        """``batch`` as delivered: its ids (the workers named them) logged, and attached."""
+        if ids is None:
+            return batch
+        if log is not None:
+            log.write(self.current_epoch, step, ids)
+        return with_ids(batch, ids) if self._provenance else batch
 
     def _tracks_clock(self) -> bool:
         """Whether the state records the clock: for a schedule, or to number logged steps."""

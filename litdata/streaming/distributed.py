@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from litdata.core.registry import hooks
 from litdata.streaming.plan import Topology
 
-__all__ = ["logical_worker", "num_nodes", "rank_and_world", "worker_and_count"]
+__all__ = [
+    "as_thread_worker",
+    "logical_worker",
+    "num_nodes",
+    "rank_and_world",
+    "thread_worker",
+    "worker_and_count",
+]
+
+#: The worker a thread of ``StreamingDataLoader(worker_mode="thread")`` plays, per thread.
+_thread_role = threading.local()
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -44,8 +56,34 @@ def num_nodes(world: int) -> int:
     return max(1, world // int(per_node)) if per_node.isdigit() and int(per_node) else 1
 
 
+@contextmanager
+def as_thread_worker(worker: int, num_workers: int) -> Iterator[None]:
+    """While inside, this thread is worker ``worker`` of ``num_workers`` (thread workers).
+
+    Torch's ``get_worker_info()`` is global to a process, so thread workers say who they
+    are here instead; ``worker_and_count`` reads it first.
+    """
+    _thread_role.worker = (worker, num_workers)
+    try:
+        yield
+    finally:
+        del _thread_role.worker
+
+
+def thread_worker() -> tuple[int, int] | None:
+    """``(worker id, number of workers)`` when this thread is a thread worker, else ``None``."""
+    role: tuple[int, int] | None = getattr(_thread_role, "worker", None)
+    return role
+
+
 def worker_and_count() -> tuple[int, int]:
-    """``(worker id, number of workers)`` inside a DataLoader worker, else ``(0, 1)``."""
+    """``(worker id, number of workers)`` inside a DataLoader worker, else ``(0, 1)``.
+
+    A DataLoader worker is a worker process, or a thread of ``worker_mode="thread"``.
+    """
+    role = thread_worker()
+    if role is not None:
+        return role
     from torch.utils.data import get_worker_info
 
     info = get_worker_info()
@@ -61,11 +99,12 @@ def logical_worker(batch_size: int, rotation: Callable[[Topology], int]) -> tupl
     rank, world = rank_and_world()
     worker, workers = worker_and_count()
     topology = Topology(world, workers, batch_size)
-    hooks.process_context(
-        dist_world_size=world,
-        dist_global_rank=rank,
-        dist_num_nodes=num_nodes(world),
-        worker_world_size=workers,
-        worker_rank=worker,
-    )
+    if thread_worker() is None:  # a process's context; threads of one process share it
+        hooks.process_context(
+            dist_world_size=world,
+            dist_global_rank=rank,
+            dist_num_nodes=num_nodes(world),
+            worker_world_size=workers,
+            worker_rank=worker,
+        )
     return topology, (worker + rotation(topology)) % workers

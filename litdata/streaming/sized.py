@@ -20,3 +20,9 @@ class SizedIterator(Iterator[Any]):
 
     def __len__(self) -> int:
         return len(self._sized)
+
+    def close(self) -> None:
+        """Stop the epoch early: ``items`` ends now (its readers close), as a generator does."""
+        close = getattr(self._items, "close", None)
+        if close is not None:
+            close()

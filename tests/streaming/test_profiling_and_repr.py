@@ -70,6 +70,23 @@ def test_profile_without_workers_profiles_the_training_loop(dataset, tmp_path):
     assert _trace_events(tmp_path / "result.json")
 
 
+def test_profile_with_thread_workers_profiles_the_process_they_run_in(dataset, tmp_path):
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(dataset),
+        batch_size=8,
+        num_workers=2,
+        worker_mode="thread",
+        profile_batches=True,
+        profile_dir=tmp_path,
+    )
+    assert len(list(loader)) == 8
+    assert sorted(path.name for path in tmp_path.iterdir() if path.is_file()) == [
+        "result.json",
+        "result.txt",
+    ]
+    assert _trace_events(tmp_path / "result.json")
+
+
 def test_a_whole_epoch_profile_after_skipped_batches(dataset, tmp_path):
     loader = ld.StreamingDataLoader(
         ld.StreamingDataset(dataset),

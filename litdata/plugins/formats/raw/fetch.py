@@ -92,10 +92,9 @@ class FileFetcher:
         if self._pool is None or self._pid != os.getpid():
             budget = self.budget
             if budget is None:
-                from torch.utils.data import get_worker_info
+                from litdata.streaming.distributed import worker_and_count
 
-                info = get_worker_info()
-                budget = default_budget(files, info.num_workers if info is not None else 1)
+                budget = default_budget(files, worker_and_count()[1])
             self._pool = ThreadPoolExecutor(max(1, budget), thread_name_prefix="litdata-raw")
             self._pid = os.getpid()
         return self._pool
