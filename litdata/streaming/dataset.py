@@ -15,6 +15,7 @@ import numpy.typing as npt
 from torch.utils.data import IterableDataset
 
 from litdata.core.formats import ItemLoader
+from litdata.core.heap import release_freed
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.registry import hooks
 from litdata.engine.opening import open_dataset
@@ -48,6 +49,15 @@ logger = logging.getLogger(__name__)
 
 #: Items decoded at a time when a composition reads a child's segments sample by sample.
 RUN = 64
+
+
+def _uses(chunks: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
+    """Where each chunk of ``chunks`` is read the last time, and the chunks in first-use order."""
+    last_use = np.zeros(len(chunks), dtype=bool)
+    _, from_end = np.unique(chunks[::-1], return_index=True)
+    last_use[len(chunks) - 1 - from_end] = True
+    _, first_use = np.unique(chunks, return_index=True)
+    return last_use, chunks if len(first_use) == len(chunks) else chunks[np.sort(first_use)]
 
 
 class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[Any]):
@@ -376,12 +386,10 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
         read: Callable[[Any, int], Any] = reader.decoder.read
         transforms = self._all_transforms
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
-        chunks = self._chunks_of(segments)
-        last_use = np.zeros(len(chunks), dtype=bool)  # where each chunk is read the last time
-        _, from_end = np.unique(chunks[::-1], return_index=True)
-        last_use[len(chunks) - 1 - from_end] = True
-        _, first_use = np.unique(chunks, return_index=True)
-        reader.prefetch(chunks[np.sort(first_use)].tolist(), self.max_pre_download)
+        last_use, first_uses = _uses(self._chunks_of(segments))
+        reader.prefetch(first_uses, self.max_pre_download)
+        del first_uses
+        release_freed()  # the plan's temporaries (freed by now) leave this process
         try:
             for number, segment in enumerate(segments):
                 region = regions.region(segment.region)
