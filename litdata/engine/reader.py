@@ -201,7 +201,7 @@ class DatasetReader:
             self._decoder = self.dataset.format.decoder(self.index, options)
         return self._decoder
 
-    def prefetch(self, order: Sequence[int], depth: int) -> None:
+    def prefetch(self, order: Sequence[int] | npt.NDArray[np.int64], depth: int) -> None:
         """Fetch and check chunks in background threads, in ``order``, ``depth`` ahead."""
         if self._prefetcher is None:
             remote = not self.cache.in_place

@@ -15,8 +15,10 @@ import numpy.typing as npt
 from torch.utils.data import IterableDataset
 
 from litdata.core.formats import ItemLoader
+from litdata.core.heap import release_freed
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.registry import hooks
+from litdata.engine.cache.prefetch import uses
 from litdata.engine.opening import open_dataset
 from litdata.engine.reader import DatasetReader, PartsGone, position_of
 from litdata.engine.resolve import resolve
@@ -33,14 +35,7 @@ from litdata.streaming.options import (
     check_options,
     check_transforms,
 )
-from litdata.streaming.plan import (
-    Segment,
-    Segments,
-    Topology,
-    uses,
-    worker_plan,
-    worker_sizes,
-)
+from litdata.streaming.plan import Segment, Segments, Topology, worker_plan, worker_sizes
 from litdata.streaming.provenance import NamedBatches
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
@@ -391,7 +386,9 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
         overridden = type(self).__getitem__ is not StreamingDataset.__getitem__
         chunks = self._chunks_of(segments)
         first_use, last_use = uses(chunks)  # where each chunk is read the first, last time
-        reader.prefetch(chunks[first_use].tolist(), self.max_pre_download)
+        reader.prefetch(chunks[first_use], self.max_pre_download)
+        del chunks, first_use
+        release_freed()  # the plan's temporaries (freed by now) leave this process
         try:
             for number, segment in enumerate(segments):
                 region = regions.region(segment.region)

@@ -35,8 +35,6 @@ __all__ = [
 ]
 
 Int64s = npt.NDArray[np.int64]
-#: ``uses`` keeps a table of every chunk only while chunks are at most this many per segment.
-DENSE_FACTOR = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,32 +322,6 @@ def worker_plan(
         sizes, topology, seed=seed, epoch=epoch, drop_last=drop_last, strategy=strategy
     )
     return segments(worker)
-
-
-def uses(chunks: Int64s) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
-    """Where a reading order (a chunk per segment) reads each chunk the first and last time.
-
-    Linear in the segments when their chunks are dense (a worker reading much of a dataset of
-    10^7 chunks: no sort of 10^7); a sort of the segments' chunks otherwise (a worker reading
-    few chunks of many, where a table of every chunk would cost more than it saves).
-    """
-    count = len(chunks)
-    if count == 0:
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
-    positions = np.arange(count, dtype=np.int64)
-    top = int(chunks.max()) + 1
-    if top > DENSE_FACTOR * count:
-        _, first = np.unique(chunks, return_index=True)
-        _, from_end = np.unique(chunks[::-1], return_index=True)
-        firsts, lasts = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
-        firsts[first] = True
-        lasts[count - 1 - from_end] = True
-        return firsts, lasts
-    first = np.full(top, count, dtype=np.int64)
-    np.minimum.at(first, chunks, positions)
-    last = np.full(top, -1, dtype=np.int64)
-    np.maximum.at(last, chunks, positions)
-    return first[chunks] == positions, last[chunks] == positions
 
 
 def skip(segments: Sequence[Segment], consumed: int) -> list[Segment]:

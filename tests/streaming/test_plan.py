@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from litdata.engine.cache.prefetch import uses
 from litdata.plugins.shuffle.full import FullShuffle
 from litdata.plugins.shuffle.none import NoShuffle
 from litdata.plugins.shuffle.window import WindowShuffle
@@ -19,7 +20,6 @@ from litdata.streaming.plan import (
     epoch_plan,
     redistribute,
     skip,
-    uses,
     worker_plan,
     worker_sizes,
 )
