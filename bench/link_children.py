@@ -125,17 +125,23 @@ def child_prepare(system: str, workload: str, out: str, samples: int) -> dict[st
             for i in range(samples):
                 writer.write(sample(i, kind))
     else:
-        import litdata as ld
-
-        ld.optimize(
-            fn=FNS[kind],
-            inputs=list(range(samples)),
-            output_dir=out,
-            chunk_bytes=chunk_bytes,
-            num_workers=2,
-            verbose=False,
-        )
+        _optimize(kind, samples, out, chunk_bytes)
     return {"ok": True}
+
+
+def _optimize(kind: str, samples: int, output: str, chunk_bytes: int, **options: Any) -> None:
+    """The system's ``optimize`` of ``samples`` samples of ``kind`` (2 workers, quietly)."""
+    import litdata as ld
+
+    ld.optimize(
+        fn=FNS[kind],
+        inputs=list(range(samples)),
+        output_dir=output,
+        chunk_bytes=chunk_bytes,
+        num_workers=2,
+        verbose=False,
+        **options,
+    )
 
 
 def child_stream(
@@ -252,19 +258,9 @@ def child_upload(
     system: str, workload: str, url: str, endpoint: str, samples: int
 ) -> dict[str, Any]:
     _, chunk_bytes, _, kind = WORKLOADS[workload]
-    import litdata as ld
-
     options = {"endpoint_url": endpoint, **CREDENTIALS, "region_name": REGION}
     start = time.perf_counter()
-    ld.optimize(
-        fn=FNS[kind],
-        inputs=list(range(samples)),
-        output_dir=url,
-        chunk_bytes=chunk_bytes,
-        num_workers=2,
-        verbose=False,
-        storage_options=options,
-    )
+    _optimize(kind, samples, url, chunk_bytes, storage_options=options)
     return {"ok": True, "epoch_s": time.perf_counter() - start, "first_batch_s": 0.0}
 
 
