@@ -157,11 +157,17 @@ def _wrong(sample: dict[str, object]) -> bool:
     return not (np.asarray(sample["value"]) == int(sample["id"]) % 251).all()  # type: ignore[call-overload]
 
 
-def _put_dataset(store: ObjectStore, tmp_path: os.PathLike[str]) -> tuple[str, Location]:
-    """A 12-chunk dataset (20 samples each) in a fresh bucket of ``store``."""
+def _put_dataset(
+    store: ObjectStore, tmp_path: os.PathLike[str], chunk_size: int = 5
+) -> tuple[str, Location]:
+    """A dataset of ``chunk_size``-sample chunks (48 by default) in a fresh bucket of ``store``.
+
+    More chunks than two workers prefetch ahead (at most 8 each, see ``MOST_AHEAD``), so an
+    epoch that meets a frozen server still has chunks to fetch.
+    """
     url = store.url(store.new_bucket(), "ds")
     local = ld.write_dataset(
-        (_sample(i) for i in range(SAMPLES)), os.path.join(tmp_path, "src"), chunk_size=20
+        (_sample(i) for i in range(SAMPLES)), os.path.join(tmp_path, "src"), chunk_size=chunk_size
     )
     remote = resolve(url, storage_options=store.storage_options)
     for path in sorted(local.iterdir()):
@@ -242,7 +248,7 @@ def test_a_single_item_from_a_server_that_froze_is_an_error_naming_the_chunk(
     assert ds[5]["id"] == 5
     with frozen_in_place_of(s3_server) as frozen:
         record.start()
-        with pytest.raises(StorageError, match=rf"{url}/chunk-0-3\.bin failed \d times"):
+        with pytest.raises(StorageError, match=rf"{url}/chunk-0-13\.bin failed \d times"):
             ds[65]
         record.failed()
         assert frozen.held
@@ -406,7 +412,7 @@ class Trickle:
 @pytest.mark.fault("slow but steady server: a chunk taking longer than the timeout")
 @pytest.mark.usefixtures("quick")
 def test_a_slow_but_steady_transfer_is_not_cut(s3_server, tmp_path, record, caplog):
-    url, remote = _put_dataset(s3_server, tmp_path)
+    url, remote = _put_dataset(s3_server, tmp_path, chunk_size=20)  # a 39 KiB chunk
     chunk = remote.join("chunk-0-0.bin")
     expected = remote.read("chunk-0-0.bin")
     # 2 KiB every 0.25 s: a byte well within the 1 s read timeout, the chunk in over 3 s.

@@ -61,6 +61,9 @@ def main() -> None:
         num_workers=2,
         multiprocessing_context=context,
         worker_init_fn=partial(mark, markers),
+        # Batches through the pipe, so that workers block on it when nobody reads; through
+        # the arena (``slow``) they would wait for work instead, holding their slots.
+        transport="arena" if mode == "slow" else "pipe",
     )
     batches = iter(loader)
     if mode == "thread":
