@@ -113,10 +113,10 @@ class Prefetcher:
             Exception: What fetching it (or an earlier scheduled chunk) raised, as it was raised.
             ChunkWaitTimeoutError: It took longer than ``LITDATA_CHUNK_TIMEOUT`` seconds (600).
         """
+        self._raise_failures()  # first: a chunk still fetching stays known, so cancel waits
         with self._lock:
             future = self._futures.pop(chunk, None)
             position = self._positions.pop(chunk, None)
-        self._raise_failures()
         if future is None:
             return None
         try:
