@@ -15,6 +15,7 @@ import pytest
 import litdata as ld
 from litdata.core.chunks.blocks import BLOCK_KEY
 from litdata.core.registry import registries
+from litdata.engine.cache.budget import ByteBudget
 from litdata.engine.cache.parts import parts_of
 from litdata.engine.link import Link
 from litdata.engine.throttle import Throttle, throttled
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("fresh_plugins")
 #: ``(url, start, end)`` of every ranged request, and whole downloads as ``(url, -1, -1)``.
 CALLS: list[tuple[str, int, int]] = []
 GUARD = threading.Lock()
-STATE = {"running": 0, "peak": 0}
+STATE = {"running": 0, "peak": 0, "bytes": 0, "peak_bytes": 0}
 #: Ranges starting at or past this byte wait for ``LATE`` (set by a test that reads early).
 HOLD: dict[str, object] = {"from": None, "late": threading.Event()}
 
@@ -44,6 +45,8 @@ class SlowStore(MemoryStorage):
             CALLS.append((url, start, end))
             STATE["running"] += 1
             STATE["peak"] = max(STATE["peak"], STATE["running"])
+            STATE["bytes"] += end - start
+            STATE["peak_bytes"] = max(STATE["peak_bytes"], STATE["bytes"])
         try:
             held = HOLD["from"]
             if held is not None and start >= held and url.endswith("chunk-0-0.bin"):
@@ -53,13 +56,14 @@ class SlowStore(MemoryStorage):
         finally:
             with GUARD:
                 STATE["running"] -= 1
+                STATE["bytes"] -= end - start
 
 
 @pytest.fixture
 def url():
     registries.storage.register("slowstore", SlowStore)
     CALLS.clear()
-    STATE.update(running=0, peak=0)
+    STATE.update(running=0, peak=0, bytes=0, peak_bytes=0)
     HOLD.update({"from": None, "late": threading.Event()})
     return f"slowstore://parted-{uuid.uuid4().hex[:8]}/ds"
 
@@ -94,6 +98,41 @@ def test_a_large_chunk_is_fetched_as_parallel_ranged_gets(url, tmp_path):
     while any(t.name.startswith("litdata-parts") for t in threading.enumerate()):
         assert time.monotonic() < deadline, "the part threads outlived their downloads"
         time.sleep(0.01)
+
+
+def test_parts_in_flight_stay_within_the_memory_budget(url, tmp_path, monkeypatch):
+    monkeypatch.setenv("LITDATA_PART_MEMORY_MB", "1")
+    chunks = _write(url)
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    samples = list(ds)
+    assert sorted(sample["id"] for sample in samples) == list(range(600))
+    _check(samples)
+    large = [c["filename"] for c in chunks if c["chunk_bytes"] > 2 << 20]
+    # parts of half the budget, two of them in flight together at most
+    assert all(e - s <= 512 << 10 for u, s, e in CALLS if u.endswith(tuple(large)) and s >= 0)
+    assert STATE["peak"] == 2
+    assert STATE["peak_bytes"] <= 1 << 20
+
+
+def test_a_budget_holds_its_bytes_and_lets_waiters_in_as_holders_leave():
+    budget = ByteBudget(10)
+    seen: list[int] = []
+    guard = threading.Lock()
+
+    def hold(size):
+        with budget.holding(size):
+            with guard:
+                seen.append(budget.held)
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=hold, args=(size,)) for size in (4, 4, 4, 7, 30)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert len(seen) == 5
+    assert max(seen) <= 10  # a size over the total holds all of it, alone
+    assert budget.held == 0
 
 
 def test_the_first_items_are_served_before_the_chunk_completes(url, tmp_path):

@@ -10,7 +10,9 @@ each request holding
 - a place in the store's :class:`~litdata.engine.throttle.Throttle` window, which halves when
   a request is throttled (``503 SlowDown``) and grows back as requests succeed, and
 - one of the node's connection slots (:mod:`litdata.engine.cache.slots`), so all ranks and
-  workers of a machine together stay within its connection budget.
+  workers of a machine together stay within its connection budget, and
+- its size of the process's memory for parts (:mod:`litdata.engine.cache.budget`), taken
+  before the others, so that a part waiting for memory holds no connection.
 
 Each part is written into the chunk's temporary file where it belongs. A chunk with block
 checksums has every part checked block by block as it lands, before any byte of it is used:
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from litdata.core.chunks.blocks import BLOCK_SIZE, BlockTable
 from litdata.core.location import Store
+from litdata.engine.cache.budget import ByteBudget, part_budget
 from litdata.engine.cache.pool import DaemonPool
 from litdata.engine.cache.slots import ConnectionSlots
 from litdata.engine.link import MIN_PART, Link
@@ -70,6 +73,7 @@ class PartedDownload:
         link: The measurements of the store's link (sizes the parts; told of each request).
         throttle: The store's concurrency window.
         slots: The node's connection slots.
+        budget: The process's memory for parts in flight (:func:`part_budget` if omitted).
     """
 
     def __init__(
@@ -84,6 +88,7 @@ class PartedDownload:
         link: Link,
         throttle: Throttle,
         slots: ConnectionSlots,
+        budget: ByteBudget | None = None,
     ) -> None:
         self.storage = storage
         self.url = url
@@ -94,8 +99,10 @@ class PartedDownload:
         self.link = link
         self.throttle = throttle
         self.slots = slots
-        # At least ``SPREAD`` parts, so that one chunk alone fills the link's connections.
-        part = min(link.part_size(), max(MIN_PART, -(-size // SPREAD)))
+        self.budget = part_budget() if budget is None else budget
+        # At least ``SPREAD`` parts, so that one chunk alone fills the link's connections,
+        # and at least two within the memory budget.
+        part = min(link.part_size(), max(MIN_PART, -(-size // SPREAD)), self.budget.total // 2)
         self.parts = parts_of(size, part, table.block if table else BLOCK_SIZE)
         self._done = [False] * len(self.parts)
         self._condition = threading.Condition()
@@ -150,20 +157,22 @@ class PartedDownload:
                 self.throttle.slowed()
 
         try:
-            with self.throttle.slot(self.place, number), self.slots.slot():
-                began = time.perf_counter()
-                data = self.storage.read_range(self.url, start, end, on_retry=slowed)
-                took = time.perf_counter() - began
-            if self.table is not None:
-                self.table.verify(data, start, self.url)
-            os.pwrite(self._open_descriptor(), data, start)
+            with self.budget.holding(end - start):
+                with self.throttle.slot(self.place, number), self.slots.slot():
+                    began = time.perf_counter()
+                    data = self.storage.read_range(self.url, start, end, on_retry=slowed)
+                    took = time.perf_counter() - began
+                if self.table is not None:
+                    self.table.verify(data, start, self.url)
+                os.pwrite(self._open_descriptor(), data, start)
+                del data  # the budget's bytes are free once it is written
         except BaseException:
             with self._condition:
                 self._failed = True
                 self._condition.notify_all()
             raise
         if not retried:
-            self.link.observe(len(data), took)
+            self.link.observe(end - start, took)
         self.throttle.succeeded()
         with self._condition:
             self._done[number] = True
