@@ -17,6 +17,11 @@ itself holds the node's lock (:func:`node_lock`) while it looks. Our writers rem
 when they publish a new ``index.json`` from this machine; a dataset rewritten from another
 machine is seen by this node once its copy is :data:`FRESH_SECONDS` old.
 
+Digesting a local ``index.json`` reads all of it (870 MB at 10^7 chunks); the cache home
+remembers the digest with the files' identities (device, inode, size, modification and change
+times of ``index.json`` and of the compact index it matched), so a later open whose files are
+unchanged hashes nothing. Any change to either file (a rewrite, a ``touch``) makes it hash again.
+
 A compact index that is stale (another ``index.json``) or malformed is passed over with a
 warning and rebuilt; one that cannot be written (a read-only cache) leaves the parsed
 ``index.json`` in use, slower but the same samples.
@@ -61,6 +66,8 @@ logger = logging.getLogger(__name__)
 BUILD_WAIT_SECONDS = 300.0
 #: How long a node's copy of a remote ``index.json`` is used without asking the store again.
 FRESH_SECONDS = 60.0
+#: The cache home's record of a local ``index.json``'s digest and the files it was taken of.
+DIGEST_RECORD = "index.digest"
 
 
 @contextlib.contextmanager
@@ -116,6 +123,53 @@ def _file_digest(path: str) -> bytes:
             return index_digest(view)
 
 
+def _identity(*paths: str) -> str:
+    """Who the files are now: device, inode, size, modified and changed times of each."""
+    fields = []
+    for path in paths:
+        found = os.stat(path)
+        fields += [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
+    return " ".join(map(str, fields))
+
+
+def _remembered(home: Path, identity: str) -> bytes | None:
+    """The digest the cache home recorded for files of ``identity``, if it did."""
+    try:
+        recorded, _, digest = (home / DIGEST_RECORD).read_text().rpartition(" ")
+        return bytes.fromhex(digest) if recorded == identity else None
+    except (OSError, ValueError):  # none yet, unreadable, or garbled: digest the file
+        return None
+
+
+def _remember(home: Path, mode: int, identity: str, digest: bytes) -> None:
+    """Record ``digest`` for files of ``identity`` (a read-only cache records nothing)."""
+    with contextlib.suppress(OSError):
+        make_folder(home, mode)
+        publish_bytes(home / DIGEST_RECORD, f"{identity} {digest.hex()}".encode(), mode=mode)
+
+
+def _local_compact(
+    local: str, home: Path, mode: int, source: str
+) -> tuple[DatasetIndex | None, bytes]:
+    """The compact index beside a local ``index.json`` if it is of it, and the digest."""
+    index_path = os.path.join(local, INDEX_FILENAME)
+    compact_path = os.path.join(local, COMPACT_FILENAME)
+    try:
+        identity = _identity(index_path, compact_path)
+    except FileNotFoundError:  # no compact index beside it (or no index.json: raised below)
+        return None, _file_digest(index_path)
+    digest = _remembered(home, identity)
+    if digest is not None:
+        found = _mapped(compact_path, digest, source)
+        if found is not None:
+            return found, digest
+    digest = _file_digest(index_path)
+    found = _mapped(compact_path, digest, source)
+    if found is not None:
+        _remember(home, mode, identity, digest)
+    return found, digest
+
+
 def _mapped(path: Path | str, digest: bytes, source: str) -> DatasetIndex | None:
     """The index mapped from ``path`` if it is a compact index of ``digest``, else ``None``."""
     try:
@@ -150,8 +204,7 @@ def compact_index(
     local = location.local_path
     data: bytes | None = None
     if local is not None:
-        digest = _file_digest(os.path.join(local, INDEX_FILENAME))
-        found = _mapped(os.path.join(local, COMPACT_FILENAME), digest, source)
+        found, digest = _local_compact(local, home, mode, source)
         if found is not None:
             return found
     else:

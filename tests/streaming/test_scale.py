@@ -82,3 +82,49 @@ def test_the_identity_is_the_same_mapped_or_parsed_and_old_state_dicts_resume(ma
         ld.StreamingDataset(str(many_chunks)).load_state_dict({**state, "identity": "0" * 16})
     subset = data.subset([1, 2, 3])
     assert subset.identity != data.identity
+
+
+def _copy(folder: Path, to: Path) -> Path:
+    import shutil
+
+    shutil.copytree(folder, to)
+    return to
+
+
+def test_an_unchanged_local_index_is_digested_once(many_chunks, tmp_path, monkeypatch):
+    import litdata.engine.compact_index as compact_index
+
+    folder = _copy(many_chunks, tmp_path / "ds")
+    calls: list[int] = []
+    real = compact_index.index_digest
+
+    def counted(data):
+        calls.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(compact_index, "index_digest", counted)
+    first = ld.StreamingDataset(str(folder))
+    assert len(calls) == 1 and calls[0] == (folder / INDEX_FILENAME).stat().st_size
+    again = ld.StreamingDataset(str(folder))
+    assert len(calls) == 1, "the second open digested index.json again"
+    assert [again[i]["i"] for i in (0, 999)] == [first[i]["i"] for i in (0, 999)] == [0, 999]
+
+
+def test_an_index_rewritten_with_its_size_and_times_kept_is_digested_again(many_chunks, tmp_path):
+    import json
+    import os
+
+    folder = _copy(many_chunks, tmp_path / "ds")
+    index_path = folder / INDEX_FILENAME
+    index = json.loads(index_path.read_text())
+    index_path.write_text(json.dumps(index))
+    assert ld.StreamingDataset(str(folder))[0]["i"] == 0  # recorded its digest
+    before = index_path.stat()
+    index["chunks"][0], index["chunks"][1] = index["chunks"][1], index["chunks"][0]
+    swapped = json.dumps(index).encode()
+    assert len(swapped) == before.st_size
+    with open(index_path, "r+b") as handle:  # same inode, same size
+        handle.write(swapped)
+    os.utime(index_path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same times but ctime
+    reopened = ld.StreamingDataset(str(folder))
+    assert [reopened[i]["i"] for i in (0, 1, 2, 3, 999)] == [2, 3, 0, 1, 999]
