@@ -243,6 +243,13 @@ def _check(
     return checked
 
 
+def _covers(array: npt.NDArray[np.int64]) -> bool:
+    """Whether ``array`` (values in ``[0, len)``) holds every position (so each once)."""
+    seen = np.zeros(len(array), dtype=bool)
+    seen[array] = True
+    return bool(seen.all())
+
+
 def _permutation(
     order: Sequence[int], expected: Sequence[int], strategy: Any, method: str
 ) -> npt.NDArray[np.int64]:
@@ -251,12 +258,7 @@ def _permutation(
     if isinstance(expected, range) and expected.start == 0 and expected.step == 1:
         count = len(expected)
         ok = array.shape == (count,) and (
-            count == 0
-            or (
-                int(array.min()) >= 0
-                and int(array.max()) < count
-                and bool(np.bincount(array, minlength=count).all())
-            )
+            count == 0 or (int(array.min()) >= 0 and int(array.max()) < count and _covers(array))
         )
     else:
         ok = array.shape == (len(expected),) and bool(

@@ -199,8 +199,12 @@ def test_one_worker_plan_is_its_part_of_the_plan(sizes, topology, name, drop_las
 @pytest.mark.parametrize("spread", [3, 10, 1_000])  # dense chunk ids (a table), sparse (a sort)
 def test_uses_marks_each_chunks_first_and_last_read(spread):
     rng = np.random.default_rng(spread)
-    for _ in range(200):
-        chunks = rng.integers(0, spread, int(rng.integers(1, 60))).astype(np.int64)
+    for case in range(200):
+        count = int(rng.integers(1, 60))
+        if case % 2:  # each chunk once (a shuffled epoch's worker)
+            chunks = rng.permutation(max(spread, count))[: min(count, spread)].astype(np.int64)
+        else:
+            chunks = rng.integers(0, spread, count).astype(np.int64)
         first, last = uses(chunks)
         seen = [int(c) for c in chunks]
         assert first.tolist() == [c not in seen[:i] for i, c in enumerate(seen)]

@@ -164,13 +164,13 @@ def uses(chunks: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_], npt.NDAr
     """Where a reading order (a chunk per segment) reads each chunk the first and last time.
 
     Linear in the segments when their chunks are dense (a worker reading much of a dataset of
-    10^7 chunks: no sort of 10^7); a sort of the segments' chunks otherwise (a worker reading
-    few chunks of many, where a table of every chunk would cost more than it saves).
+    10^7 chunks: no sort of 10^7; a single count when each chunk is read once); a sort of the
+    segments' chunks otherwise (a worker reading few chunks of many, where a table of every
+    chunk would cost more than it saves).
     """
     count = len(chunks)
     if count == 0:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
-    positions = np.arange(count, dtype=np.int64)
     top = int(chunks.max()) + 1
     if top > DENSE_FACTOR * count:
         _, first = np.unique(chunks, return_index=True)
@@ -179,6 +179,9 @@ def uses(chunks: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.bool_], npt.NDAr
         firsts[first] = True
         lasts[count - 1 - from_end] = True
         return firsts, lasts
+    if int(np.bincount(chunks, minlength=top).max()) == 1:  # each chunk read once (the rule)
+        return np.ones(count, dtype=bool), np.ones(count, dtype=bool)
+    positions = np.arange(count, dtype=np.int64)
     first = np.full(top, count, dtype=np.int64)
     np.minimum.at(first, chunks, positions)
     last = np.full(top, -1, dtype=np.int64)
