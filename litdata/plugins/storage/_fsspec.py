@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from litdata.plugins.storage import _inherited_loop  # noqa: F401  # its fork hooks
 from litdata.plugins.storage._network import upload_timeout
 
 __all__ = ["FsspecStorage", "MissingBucketError"]
