@@ -1,27 +1,30 @@
-"""The ``scale`` row: opening datasets of 10^4-10^6 chunks, ours vs LitData, in one run.
+"""The ``scale`` row: opening datasets of 10^4-10^6 chunks, ours vs LitData vs Mosaic.
 
 Each dataset holds ``chunks`` chunks of 10 samples ``{"x": int32[4], "y": int}``, generated
 directly in the writer's layout: one real chunk written by our ``write_dataset`` is hard-linked
-under every chunk name, and ``index.json`` is LitData's (no checksums), so both systems read the
-very same files (ours also gets the ``index.compact`` our writers publish beside it). Per
-system, size and repeat, fresh processes (imports done before the clock starts) measure:
+under every chunk name, and ``index.json`` is LitData's (no checksums), so ours and LitData read
+the very same files (ours also gets the ``index.compact`` our writers publish beside it).
+MosaicML Streaming reads its own shards, made the same way from one shard its ``MDSWriter``
+wrote (``bench/scale_mosaic.py``). Per system, size and repeat, fresh processes (imports done
+before the clock starts) measure:
 
 - ``open``: ``StreamingDataset(path)`` + ``len`` + one ``ds[i]``; then the p50 of 1,000 random
   ``ds[i]`` (each checked), the peak RSS and what opening added to it;
-- ``first batch`` with 0 and 2 workers: from building dataset and ``StreamingDataLoader``
-  (shuffled, batch 64) to the first batch; with 2 workers the PSS of the main process and of
-  each worker then;
-- ``plan``: one reader's share of a shuffled epoch for 64x8 and 512x8 simulated readers (ranks x
-  workers), a pure function here (ours ``worker_plan``; LitData its shuffler's
-  ``get_chunks_and_intervals_per_workers``);
+- ``first batch`` with 0 and 2 workers: from building dataset and loader (ours and LitData
+  ``StreamingDataLoader``, Mosaic torch's ``DataLoader``; shuffled, batch 64) to the first
+  batch; with 2 workers the PSS of the main process and of each worker then;
+- ``plan``: the shuffled epoch's plan for 64x8 and 512x8 simulated readers (ranks x workers), a
+  pure function here: ours ``worker_plan`` (one reader's share); LitData its shuffler's
+  ``get_chunks_and_intervals_per_workers``; Mosaic its ``generate_work``, which arranges every
+  reader's share at once (its nodes' first processes each do);
 - ours only: the first open of a dataset without ``index.compact`` (LitData's), which builds it
   into the cache.
 
-    python bench/scale.py [--sizes 10000,100000,1000000] [--repeats 1] [--out FILE]
+    python bench/scale.py [--sizes 10000,100000,1000000] [--systems ours,litdata,mosaic]
+        [--repeats 1] [--peer-max-chunks 1000000] [--out FILE]
 
-Writes ``bench/results/<date>-scale.md`` and ``...-scale.png`` (open time against chunks,
-log-log). MosaicML Streaming is not measured here (its own shards would need its writer for
-10^6 shards; see the note in the results).
+Writes ``bench/results/<date>-scale.md`` (or ``--out``) and ``...-scale.png`` (open time
+against chunks, log-log). Above ``--peer-max-chunks`` only ours is measured.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +54,8 @@ PER_CHUNK = 10
 #: Chunk names hard-linked to one file (under the filesystem's limit).
 LINKS = 50_000
 BATCH = 64
+#: The systems measured in the peers' venv, and their names in the table.
+PEERS = {"litdata": "LitData", "mosaic": "Mosaic"}
 TOPOLOGIES = {"plan_64x8_ms": (64, 8), "plan_512x8_ms": (512, 8)}
 #: The largest dataset whose first open without a compact index is measured.
 BUILD_MAX_CHUNKS = 1_000_000
@@ -57,7 +63,7 @@ BUILD_MAX_CHUNKS = 1_000_000
 PLAN_LIMIT_S = 120
 
 
-def _too_long(signum: int, frame: Any) -> None:
+def too_long(signum: int, frame: Any) -> None:
     raise TimeoutError
 
 
@@ -81,14 +87,13 @@ def _right(item: Any, index: int) -> bool:
 # -- children -----------------------------------------------------------------------------------
 
 
-def child_open(path: str, system: str) -> dict[str, Any]:
-    """Open, len, one ds[i]; random ds[i] p50; memory; plan times."""
-    import litdata as ld
-
-    streaming_dataset = ld.StreamingDataset
+def measure_open(make: Callable[[], Any]) -> dict[str, Any]:
+    """Time ``make()`` (the dataset) + ``len`` + one ``ds[i]``; then 1,000 random ``ds[i]``
+    (each checked) and the memory; returns the measurements and, under ``"dataset"``, the
+    dataset (removed before the result is emitted)."""
     before = _rss_mb()
     start = time.perf_counter()
-    ds = streaming_dataset(path)
+    ds = make()
     count = len(ds)
     first = ds[count // 2]
     opened = time.perf_counter() - start
@@ -102,14 +107,24 @@ def child_open(path: str, system: str) -> dict[str, Any]:
         times.append(time.perf_counter() - t0)
         wrong += int(not _right(item, index))
     times.sort()
-    result = {
+    return {
         "items": count,
         "open_s": opened,
         "getitem_p50_us": times[len(times) // 2] * 1e6,
         "rss_added_by_open_mb": rss_open,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3,
         "wrong": wrong,
+        "dataset": ds,
     }
+
+
+def child_open(path: str, system: str) -> dict[str, Any]:
+    """Open, len, one ds[i]; random ds[i] p50; memory; plan times."""
+    import litdata as ld
+
+    streaming_dataset = ld.StreamingDataset
+    result = measure_open(lambda: streaming_dataset(path))
+    del result["dataset"]
     result.update(_plans(path, system))
     return result
 
@@ -118,7 +133,7 @@ def _plans(path: str, system: str) -> dict[str, float]:
     import litdata as ld
 
     out: dict[str, float] = {}
-    signal.signal(signal.SIGALRM, _too_long)
+    signal.signal(signal.SIGALRM, too_long)
     ds = ld.StreamingDataset(path, shuffle=True, drop_last=True)
     for key, (ranks, workers) in TOPOLOGIES.items():
         start = time.perf_counter()
@@ -136,10 +151,13 @@ def _plans(path: str, system: str) -> dict[str, float]:
                 strategy=ds.strategy,
             )
         else:
-            from litdata.utilities.env import _DistributedEnv, _WorkerEnv
+            from litdata.utilities.env import (  # type: ignore[import-not-found]  # LitData's
+                _DistributedEnv,
+                _WorkerEnv,
+            )
 
-            cache = ds._create_cache(worker_env=_WorkerEnv.detect())
-            shuffler = ds._create_shuffler(cache)
+            cache = ds._create_cache(worker_env=_WorkerEnv.detect())  # type: ignore[attr-defined]
+            shuffler = ds._create_shuffler(cache)  # type: ignore[attr-defined]
             environment = _DistributedEnv(ranks, ranks - 1, max(1, ranks // 8))
             signal.alarm(PLAN_LIMIT_S)
             try:
@@ -153,14 +171,9 @@ def _plans(path: str, system: str) -> dict[str, float]:
     return out
 
 
-def child_batch(path: str, workers: int) -> dict[str, Any]:
-    """Dataset + loader to the first batch; PSS of the main process and the workers then."""
-    import litdata as ld
-
-    streaming_dataset, loader_class = ld.StreamingDataset, ld.StreamingDataLoader
-    start = time.perf_counter()
-    ds = streaming_dataset(path, shuffle=True)
-    loader = loader_class(ds, batch_size=BATCH, num_workers=workers)
+def measure_first_batch(start: float, loader: Iterable[Any]) -> dict[str, Any]:
+    """The first batch of ``loader`` (timed from ``start``); PSS of this process and of its
+    workers then."""
     batches = iter(loader)  # kept: its workers stay alive to be measured
     batch = next(batches)
     elapsed = time.perf_counter() - start
@@ -175,6 +188,16 @@ def child_batch(path: str, workers: int) -> dict[str, Any]:
         "worker_pss_mb": max(worker_pss) if worker_pss else 0.0,
         "batch_items": len(batch["y"]),
     }
+
+
+def child_batch(path: str, workers: int) -> dict[str, Any]:
+    """Dataset + loader to the first batch; PSS of the main process and the workers then."""
+    import litdata as ld
+
+    streaming_dataset, loader_class = ld.StreamingDataset, ld.StreamingDataLoader
+    start = time.perf_counter()
+    ds = streaming_dataset(path, shuffle=True)
+    return measure_first_batch(start, loader_class(ds, batch_size=BATCH, num_workers=workers))
 
 
 def child_build(path: str) -> dict[str, Any]:
@@ -282,7 +305,7 @@ def _python(system: str) -> tuple[str, dict[str, str]]:
     sys.path.insert(0, str(BENCH))
     import peers
 
-    if system == "litdata":
+    if system in PEERS:
         return str(peers.venv_python()), peers.peer_env()
     return str(REPO / ".venv/bin/python"), {**os.environ, "PYTHONPATH": str(REPO)}
 
@@ -327,8 +350,11 @@ ROWS = [
 
 def _table(results: dict[int, dict[str, list[dict[str, Any]]]]) -> str:
     sizes = sorted(results)
-    head = " | ".join(f"{n:,} ours | {n:,} LitData | ratio" for n in sizes)
-    lines = [f"| metric | {head} |", "|---|" + "---:|" * (3 * len(sizes))]
+    peers = [system for system in PEERS if any(system in results[n] for n in sizes)]
+    head = " | ".join(
+        f"{n:,} ours" + "".join(f" | {n:,} {PEERS[peer]} | ratio" for peer in peers) for n in sizes
+    )
+    lines = [f"| metric | {head} |", "|---|" + "---:|" * ((1 + 2 * len(peers)) * len(sizes))]
     for key, label, form in ROWS:
         cells = []
         for n in sizes:
@@ -336,12 +362,18 @@ def _table(results: dict[int, dict[str, list[dict[str, Any]]]]) -> str:
             for system, runs in results[n].items():
                 found = [run[key] for run in runs if key in run]
                 values[system] = statistics.median(found) if found else None
-            ours, theirs = values.get("ours"), values.get("litdata")
-            ratio = f"{theirs / ours:.1f}x" if ours and theirs else "-"
-            cells += [form.format(v) if v is not None else "-" for v in (ours, theirs)] + [ratio]
+            ours = values.get("ours")
+            cells.append(form.format(ours) if ours is not None else "-")
+            for peer in peers:
+                theirs = values.get(peer)
+                cells.append(form.format(theirs) if theirs is not None else "-")
+                cells.append(f"{theirs / ours:.1f}x" if ours and theirs else "-")
         lines.append(f"| {label} | {' | '.join(cells)} |")
     wrong = sum(run["wrong"] for r in results.values() for runs in r.values() for run in runs)
-    lines.append(f"\nWrong samples, all systems and repeats: {wrong}. Ratio: LitData / ours.")
+    names = ", ".join(f"{PEERS[peer]} / ours" for peer in peers)
+    lines.append(f"\nWrong samples, all systems and repeats: {wrong}. Ratios: {names}.")
+    if "mosaic" in peers:
+        lines.append("Mosaic's plan is its epoch's whole arrangement: every reader's share.")
     return "\n".join(lines)
 
 
@@ -361,7 +393,7 @@ def _plot(results: dict[int, dict[str, list[dict[str, Any]]]], out: Path) -> Non
             for n in sizes
             if results[n].get(system)
         ]
-        for system in ("ours", "litdata")
+        for system in ("ours", *PEERS)
     }
     values = [v for line in series.values() for _, v in line]
     x0, x1 = math.log10(sizes[0]) - 0.2, math.log10(sizes[-1]) + 0.2
@@ -380,7 +412,7 @@ def _plot(results: dict[int, dict[str, list[dict[str, Any]]]], out: Path) -> Non
     for n in sizes:
         x, _ = at(n, 10.0**y0)
         draw.text((x - 15, height - margin + 8), f"{n:.0e}", fill="black")
-    colours = {"ours": (200, 30, 30), "litdata": (30, 30, 200)}
+    colours = {"ours": (200, 30, 30), "litdata": (30, 30, 200), "mosaic": (30, 150, 30)}
     for row, (system, line) in enumerate(series.items()):
         points = [at(n, v) for n, v in line]
         if not points:
@@ -393,26 +425,37 @@ def _plot(results: dict[int, dict[str, list[dict[str, Any]]]], out: Path) -> Non
     image.save(out)
 
 
+def _child_main(system: str, action: str, path: str, *rest: str) -> dict[str, Any]:
+    """One child's measurement: ``open``, ``batch WORKERS`` or (ours) ``build``."""
+    if system == "mosaic":
+        import scale_mosaic
+
+        if action == "open":
+            return scale_mosaic.child_open(path)
+        return scale_mosaic.child_batch(path, int(rest[0]))
+    if action == "open":
+        return child_open(path, system)
+    if action == "batch":
+        return child_batch(path, int(rest[0]))
+    return child_build(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point (parent, or ``--child system open|batch|build ...``)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
-        system, action, path, *rest = argv[1:]
-        if action == "open":
-            result = child_open(path, system)
-        elif action == "batch":
-            result = child_batch(path, int(rest[0]))
-        else:
-            result = child_build(path)
-        emit(RESULT, result)
+        emit(RESULT, _child_main(*argv[1:]))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--systems", default="ours,litdata")
+    parser.add_argument("--systems", default="ours,litdata,mosaic", help="of ours,litdata,mosaic")
     parser.add_argument("--peer-max-chunks", type=int, default=1_000_000)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    unknown = set(args.systems.split(",")) - {"ours", *PEERS}
+    if unknown:
+        parser.error(f"--systems: unknown {sorted(unknown)}; choose from ours,litdata,mosaic")
     # As run.py does: our checkout's modules compiled once, not in every child (as the peers').
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "litdata")], check=True)
     root = _root()
@@ -422,12 +465,17 @@ def main(argv: list[str] | None = None) -> int:
         folder, bare = generate(root, n)
         systems = args.systems.split(",")
         if n > args.peer_max_chunks:  # LitData took 21 s and 2 GB to open 10^6 chunks
-            systems = [system for system in systems if system != "litdata"]
+            systems = [system for system in systems if system not in PEERS]
+        folders = dict.fromkeys(systems, folder)
+        if "mosaic" in systems:
+            import scale_mosaic
+
+            folders["mosaic"] = scale_mosaic.generate(root, n, *_python("mosaic"))
         results[n] = {system: [] for system in systems}
         for repeat in range(args.repeats):
             for system in results[n]:
                 shutil.rmtree(cache, ignore_errors=True)
-                run = _measure(system, folder, bare, cache)
+                run = _measure(system, folders[system], bare, cache)
                 results[n][system].append(run)
                 print(f"  {n:,} chunks, repeat {repeat}, {system}: {run}", flush=True)
     started = dt.datetime.now()
