@@ -200,6 +200,10 @@ def _bad(
     )
 
 
+#: How many of a table's entries are kept once made.
+_RECENT = 64
+
+
 class ChunkTable(ChunkColumns):
     """The chunks of a mapped compact index: arrays, and entries made when asked for.
 
@@ -209,6 +213,7 @@ class ChunkTable(ChunkColumns):
 
     def __init__(self, path: str, digest: bytes, source: str) -> None:
         self.path, self.digest, self.source = path, digest, source
+        self._recent: dict[int, ChunkEntry] = {}
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
@@ -322,7 +327,20 @@ class ChunkTable(ChunkColumns):
             raise _bad(self.path, f"chunk {position}'s text is not UTF-8") from None
 
     def entry(self, position: int) -> ChunkEntry:
-        """Chunk ``position``'s entry, through the checks of an ``index.json`` entry."""
+        """Chunk ``position``'s entry, through the checks of an ``index.json`` entry.
+
+        The last few made are kept: a read asks for its chunk's entry several times, and
+        for the entry of the chunk it closes.
+        """
+        made = self._recent.get(position)
+        if made is None:
+            made = self._entry(position)
+            if len(self._recent) >= _RECENT:
+                self._recent.clear()  # (no order kept: shared by threads)
+            self._recent[position] = made
+        return made
+
+    def _entry(self, position: int) -> ChunkEntry:
         flags = int(self._flags[position])
         raw: dict[str, Any] = {}
         extra = self._text(2, position)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import Any
 
 from litdata.core.errors import DatasetFormatError
@@ -120,6 +121,14 @@ def check_count(
     return int(value)
 
 
+def _is_link(path: str) -> bool:
+    """Whether ``path`` is a symbolic link (one ``lstat``)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:  # missing: nothing to follow (opening it fails, naming it)
+        return False
+
+
 def inside(root: str | os.PathLike[str], *names: str, where: str) -> str:
     """The path of ``names`` under ``root``, once resolved (symlinks followed) still inside it.
 
@@ -132,6 +141,10 @@ def inside(root: str | os.PathLike[str], *names: str, where: str) -> str:
         DatasetFormatError: The resolved path leaves ``root`` (a symlink pointing out).
     """
     path = os.path.join(root, *names)
+    parts = [part for name in names for part in re.split(r"[/\\]", name)]
+    plain = all(part not in ("", ".", "..") for part in parts)
+    if plain and not any(_is_link(os.path.join(root, *parts[: n + 1])) for n in range(len(parts))):
+        return path  # only plain names and no link below the root: it stays inside
     resolved, base = os.path.realpath(path), os.path.realpath(root)
     if resolved != base and not resolved.startswith(base.rstrip(os.sep) + os.sep):
         raise DatasetFormatError(
