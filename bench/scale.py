@@ -42,6 +42,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,22 @@ BUILD_MAX_CHUNKS = 1_000_000
 PLAN_LIMIT_S = 120
 
 
-def too_long(signum: int, frame: Any) -> None:
+def _too_long(signum: int, frame: Any) -> None:
     raise TimeoutError
+
+
+def plan_ms(plan: Callable[[], Any]) -> float:
+    """The milliseconds ``plan()`` takes; ``PLAN_LIMIT_S`` (at least) when stopped there."""
+    signal.signal(signal.SIGALRM, _too_long)
+    start = time.perf_counter()
+    signal.alarm(PLAN_LIMIT_S)
+    try:
+        plan()
+    except TimeoutError:
+        return PLAN_LIMIT_S * 1e3
+    finally:
+        signal.alarm(0)
+    return (time.perf_counter() - start) * 1e3
 
 
 def _rss_mb() -> float:
@@ -132,43 +147,38 @@ def child_open(path: str, system: str) -> dict[str, Any]:
 def _plans(path: str, system: str) -> dict[str, float]:
     import litdata as ld
 
-    out: dict[str, float] = {}
-    signal.signal(signal.SIGALRM, too_long)
     ds = ld.StreamingDataset(path, shuffle=True, drop_last=True)
-    for key, (ranks, workers) in TOPOLOGIES.items():
-        start = time.perf_counter()
-        if system == "ours":
-            from litdata.streaming.plan import Topology, worker_plan
+    return {
+        key: plan_ms(partial(_plan, ds, system, ranks, workers))
+        for key, (ranks, workers) in TOPOLOGIES.items()
+    }
 
-            topology = Topology(ranks, workers, BATCH)
-            worker_plan(
-                ds._regions.sizes,
-                topology,
-                topology.total_workers - 1,
-                seed=42,
-                epoch=1,
-                drop_last=True,
-                strategy=ds.strategy,
-            )
-        else:
-            from litdata.utilities.env import (  # type: ignore[import-not-found]  # LitData's
-                _DistributedEnv,
-                _WorkerEnv,
-            )
 
-            cache = ds._create_cache(worker_env=_WorkerEnv.detect())  # type: ignore[attr-defined]
-            shuffler = ds._create_shuffler(cache)  # type: ignore[attr-defined]
-            environment = _DistributedEnv(ranks, ranks - 1, max(1, ranks // 8))
-            signal.alarm(PLAN_LIMIT_S)
-            try:
-                shuffler.get_chunks_and_intervals_per_workers(environment, workers, BATCH, 1)
-            except TimeoutError:
-                out[key] = PLAN_LIMIT_S * 1e3  # at least: it did not finish
-                continue
-            finally:
-                signal.alarm(0)
-        out[key] = (time.perf_counter() - start) * 1e3
-    return out
+def _plan(ds: Any, system: str, ranks: int, workers: int) -> None:
+    """One reader's share of a shuffled epoch for ``ranks`` x ``workers`` readers."""
+    if system == "ours":
+        from litdata.streaming.plan import Topology, worker_plan
+
+        topology = Topology(ranks, workers, BATCH)
+        worker_plan(
+            ds._regions.sizes,
+            topology,
+            topology.total_workers - 1,
+            seed=42,
+            epoch=1,
+            drop_last=True,
+            strategy=ds.strategy,
+        )
+        return
+    from litdata.utilities.env import (  # type: ignore[import-not-found]  # LitData's
+        _DistributedEnv,
+        _WorkerEnv,
+    )
+
+    cache = ds._create_cache(worker_env=_WorkerEnv.detect())
+    shuffler = ds._create_shuffler(cache)
+    environment = _DistributedEnv(ranks, ranks - 1, max(1, ranks // 8))
+    shuffler.get_chunks_and_intervals_per_workers(environment, workers, BATCH, 1)
 
 
 def measure_first_batch(start: float, loader: Iterable[Any]) -> dict[str, Any]:

@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +36,10 @@ from scale import (
     BATCH,
     LINKS,
     PER_CHUNK,
-    PLAN_LIMIT_S,
     TOPOLOGIES,
     measure_first_batch,
     measure_open,
-    too_long,
+    plan_ms,
 )
 
 RANKS_PER_NODE = 8
@@ -130,7 +129,6 @@ def _plans(ds: Any) -> dict[str, float]:
     from streaming.base.world import World  # type: ignore[import-not-found]
 
     out: dict[str, float] = {}
-    signal.signal(signal.SIGALRM, too_long)
     ds.shuffle = True
     for key, (ranks, workers) in TOPOLOGIES.items():
         nodes = max(1, ranks // RANKS_PER_NODE)
@@ -138,18 +136,12 @@ def _plans(ds: Any) -> dict[str, float]:
         ds.num_canonical_nodes = nodes  # Mosaic's default for py1e
         ds.shuffle_block_size = None
         ds._set_shuffle_block_size(world)
-        start = time.perf_counter()
-        signal.alarm(PLAN_LIMIT_S)
-        try:
-            work = generate_work(ds.batching_method, ds, world, 1, 0)
-        except TimeoutError:
-            out[key] = PLAN_LIMIT_S * 1e3  # at least: it did not finish
-            continue
-        finally:
-            signal.alarm(0)
-        out[key] = (time.perf_counter() - start) * 1e3
-        if work.shape[:3] != (nodes, ranks // nodes, workers):
-            raise RuntimeError(f"Mosaic's plan for {ranks}x{workers} has shape {work.shape}")
+        works: list[Any] = []
+        make = partial(generate_work, ds.batching_method, ds, world, 1, 0)
+        out[key] = plan_ms(lambda make=make, works=works: works.append(make()))
+        shapes = [work.shape[:3] for work in works]  # none when stopped at the limit
+        if any(shape != (nodes, ranks // nodes, workers) for shape in shapes):
+            raise RuntimeError(f"Mosaic's plan for {ranks}x{workers} has shape {shapes[0]}")
     return out
 
 

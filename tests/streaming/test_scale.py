@@ -92,7 +92,7 @@ def _copy(folder: Path, to: Path) -> Path:
 
 
 def test_an_unchanged_local_index_is_digested_once(many_chunks, tmp_path, monkeypatch):
-    import litdata.engine.compact_index as compact_index
+    from litdata.engine import compact_index
 
     folder = _copy(many_chunks, tmp_path / "ds")
     calls: list[int] = []
@@ -104,7 +104,8 @@ def test_an_unchanged_local_index_is_digested_once(many_chunks, tmp_path, monkey
 
     monkeypatch.setattr(compact_index, "index_digest", counted)
     first = ld.StreamingDataset(str(folder))
-    assert len(calls) == 1 and calls[0] == (folder / INDEX_FILENAME).stat().st_size
+    assert len(calls) == 1
+    assert calls[0] == (folder / INDEX_FILENAME).stat().st_size
     again = ld.StreamingDataset(str(folder))
     assert len(calls) == 1, "the second open digested index.json again"
     assert [again[i]["i"] for i in (0, 999)] == [first[i]["i"] for i in (0, 999)] == [0, 999]
