@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from litdata.__about__ import __version__
 from litdata.cli import bench, cache, inspect, optimize, plugins, provenance, trace, verify
+from litdata.cli.interruption import interrupted, watching
 
 __all__ = ["INTERRUPTED", "main"]
 
@@ -31,11 +32,18 @@ INTERRUPTED = 130
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``litdata`` command line and return its exit status.
 
-    Ctrl-C stops the command with one line on stderr and exit status 130, never a traceback.
+    Ctrl-C stops the command with one line on stderr and exit status 130, never a traceback,
+    even when a worker it killed first made the command fail otherwise.
     """
     try:
-        return _run(argv)
-    except KeyboardInterrupt:
+        with watching():
+            status = _run(argv)
+            if interrupted():  # a command that reported a worker's death as its failure
+                raise KeyboardInterrupt
+            return status
+    except BaseException as error:
+        if not (isinstance(error, KeyboardInterrupt) or interrupted()):
+            raise
         print("\ninterrupted (Ctrl-C): the command stopped.", file=sys.stderr)
         return INTERRUPTED
 

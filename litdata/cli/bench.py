@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from litdata.cli.interruption import interrupted
 from litdata.core.errors import LitdataError
 
 __all__ = ["Measurement", "add_parser", "measure", "run"]
@@ -140,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
                 cache_dir=args.cache_dir,
             )
         except (LitdataError, OSError, ValueError) as error:
+            if interrupted():  # a worker Ctrl-C stopped first: the interruption is the news
+                raise KeyboardInterrupt from error
             print(f"error: {error}", file=sys.stderr)
             return 1
         if not results:  # the table starts once there is a row to show

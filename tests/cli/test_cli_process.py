@@ -11,6 +11,7 @@ from support.cli_process import cli_argv, cli_env, litdata
 from support.helpers import leaving_no_process, session_processes, wait_for
 
 import litdata as ld
+from litdata import cli
 
 
 def _interrupt(argv, cwd, ready):
@@ -167,3 +168,27 @@ def test_cache_clear_of_everything_asks_first(cached):
     assert list(cache.iterdir()) == []
     names_again = litdata("cache", "clear", "--cache-dir", cache, "--yes")
     assert names_again.returncode == 0
+
+
+def _worker_died_after_ctrl_c(argv):
+    """What torch's SIGCHLD handler does when Ctrl-C killed a worker first."""
+    try:
+        signal.raise_signal(signal.SIGINT)
+    except KeyboardInterrupt:
+        raise RuntimeError("DataLoader worker (pid 1) exited unexpectedly") from None
+
+
+def test_an_error_that_replaces_ctrl_c_is_reported_as_the_interruption(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_run", _worker_died_after_ctrl_c)
+    assert cli.main([]) == cli.INTERRUPTED
+    assert capsys.readouterr().err.strip() == "interrupted (Ctrl-C): the command stopped."
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler put back
+
+
+def test_an_error_without_ctrl_c_is_not_taken_for_one(monkeypatch):
+    def failing(argv):
+        raise RuntimeError("a real failure")
+
+    monkeypatch.setattr(cli, "_run", failing)
+    with pytest.raises(RuntimeError, match="a real failure"):
+        cli.main([])
