@@ -254,7 +254,7 @@ class ThreadWorkers(Iterator[Any]):
     ) -> None:
         self._stop = threading.Event()
         self._timeout = timeout
-        self._workers: list[_Worker] = []
+        self._workers: list[_Worker] = []  # what __del__ closes if a copy below fails
         self._workers = [
             _Worker(
                 worker_copy(dataset),

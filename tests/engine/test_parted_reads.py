@@ -133,6 +133,9 @@ def test_a_budget_holds_its_bytes_and_lets_waiters_in_as_holders_leave():
     assert len(seen) == 5
     assert max(seen) <= 10  # a size over the total holds all of it, alone
     assert budget.held == 0
+    with pytest.raises(OSError, match="a part failed"), budget.holding(6):
+        raise OSError("a part failed")
+    assert budget.held == 0  # a failed part gives its bytes back
 
 
 def test_the_first_items_are_served_before_the_chunk_completes(url, tmp_path):

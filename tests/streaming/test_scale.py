@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 
@@ -129,3 +130,17 @@ def test_an_index_rewritten_with_its_size_and_times_kept_is_digested_again(many_
     os.utime(index_path, ns=(before.st_atime_ns, before.st_mtime_ns))  # same times but ctime
     reopened = ld.StreamingDataset(str(folder))
     assert [reopened[i]["i"] for i in (0, 1, 2, 3, 999)] == [2, 3, 0, 1, 999]
+
+
+@pytest.mark.parametrize("record", ["garbled", "a forged digest"])
+def test_a_bad_digest_record_is_passed_over(many_chunks, tmp_path, record):
+    from litdata.engine import compact_index
+
+    folder = _copy(many_chunks, tmp_path / "ds")
+    ld.StreamingDataset(str(folder))  # records the digest
+    (written,) = Path(os.environ["LITDATA_CACHE_DIR"]).rglob(compact_index.DIGEST_RECORD)
+    identity = written.read_text().rpartition(" ")[0]
+    written.write_text("\x00 not hex" if record == "garbled" else f"{identity} {'ab' * 32}")
+    again = ld.StreamingDataset(str(folder))
+    assert [again[i]["i"] for i in (0, 555, 999)] == [0, 555, 999]
+    assert written.read_text().rpartition(" ")[0] == identity  # recorded again, rightly

@@ -76,8 +76,10 @@ class Prefetcher:
         first, _ = uses(chunks)
         with self._lock:
             self._order = chunks if first.all() else chunks[first]
-            found = {chunk: np.flatnonzero(self._order == chunk) for chunk in self._futures}
-            self._positions = {chunk: int(at[0]) for chunk, at in found.items() if len(at)}
+            # The chunks already in flight, where the new order has them (each once): one pass.
+            flying = np.fromiter(self._futures, dtype=np.int64, count=len(self._futures))
+            at = np.flatnonzero(np.isin(self._order, flying)) if len(flying) else flying
+            self._positions = dict(zip(self._order[at].tolist(), at.tolist(), strict=True))
         self._schedule(0)
 
     def _schedule(self, start: int) -> None:
