@@ -163,15 +163,20 @@ def _put_dataset(
     """A dataset of ``chunk_size``-sample chunks (48 by default) in a fresh bucket of ``store``.
 
     More chunks than two workers prefetch ahead (at most 8 each, see ``MOST_AHEAD``), so an
-    epoch that meets a frozen server still has chunks to fetch.
+    epoch that meets a frozen server still has chunks to fetch. The uploads wait the default
+    timeout, whatever the test set: they are its setup, and the first one starts the client
+    library (TLS contexts, sessions), which on a loaded 2-core machine can take longer than a
+    quick timeout's one-second request (CI saw it).
     """
     url = store.url(store.new_bucket(), "ds")
     local = ld.write_dataset(
         (_sample(i) for i in range(SAMPLES)), os.path.join(tmp_path, "src"), chunk_size=chunk_size
     )
-    remote = resolve(url, storage_options=store.storage_options)
-    for path in sorted(local.iterdir()):
-        remote.storage.upload(str(path), remote.join(path.name))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("LITDATA_STORAGE_TIMEOUT", raising=False)
+        remote = resolve(url, storage_options=store.storage_options)
+        for path in sorted(local.iterdir()):
+            remote.storage.upload(str(path), remote.join(path.name))
     return url, remote
 
 
