@@ -9,6 +9,7 @@ seen yet.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +34,7 @@ from litdata.streaming.arena_messages import ArenaSession
 from litdata.streaming.batching import BatchIds, Envelope, LoaderProgress
 from litdata.streaming.collate import litdata_collate
 from litdata.streaming.control import BatchControl, schedule_of
+from litdata.streaming.direct_queue import direct_context
 from litdata.streaming.distributed import rank_and_world
 from litdata.streaming.provenance import unplannable, with_ids
 from litdata.streaming.provenance_log import ProvenanceLog
@@ -277,10 +279,14 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             rank = rank_and_world()[0]
             then = init if self._profile is None else WorkerStart(self._profile, init, rank)
             self.worker_init_fn = Lifeline.to_this_thread(then=then)
+        chosen = self.multiprocessing_context
+        if self.num_workers > 0:  # requests and results without feeder threads
+            self.multiprocessing_context = direct_context(chosen or multiprocessing.get_context())
         try:
             iterator = super()._get_iterator()
         finally:
             self.worker_init_fn = init
+            self.multiprocessing_context = chosen
         widen_pipe(getattr(iterator, "_worker_result_queue", None))
         return iterator
 

@@ -110,3 +110,30 @@ def test_pil_images_fail_with_what_to_do():
 
     with pytest.raises(TypeError, match=r"sample\['image'\]: a batch cannot hold Image values"):
         litdata_collate([{"image": Image.new("RGB", (4, 4))}, {"image": Image.new("RGB", (4, 4))}])
+
+
+class _CollatedInWorker(torch.utils.data.Dataset):
+    """Collates ``count`` tensors of ``length`` elements in a worker; says where the batch lies."""
+
+    def __init__(self, count, length):
+        self.count, self.length = count, length
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, index):
+        tensors = [torch.full((self.length,), i, dtype=torch.int16) for i in range(self.count)]
+        batch = litdata_collate(tensors)
+        return batch.is_shared(), bool(torch.equal(batch, default_collate(tensors)))
+
+
+@pytest.mark.parametrize(("length", "shared"), [(2048, False), (1 << 16, True)])
+def test_a_worker_stacks_small_tensor_batches_outside_shared_memory(length, shared):
+    # default_collate puts every batch of a worker in a new shared-memory segment (~40 µs);
+    # small batches are copied on their way out anyway, so only large ones keep it.
+    loader = torch.utils.data.DataLoader(
+        _CollatedInWorker(8, length), batch_size=None, num_workers=1
+    )
+    [(is_shared, equal)] = list(loader)
+    assert equal
+    assert is_shared is shared

@@ -1,0 +1,64 @@
+import multiprocessing
+import queue
+import threading
+import time
+
+import pytest
+
+import litdata as ld
+from litdata.streaming.direct_queue import DirectQueue, direct_context
+
+
+def _echo(requests, replies):
+    while (item := requests.get()) is not None:
+        replies.put(("echo", item))
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_objects_cross_between_processes_in_order(method):
+    context = direct_context(multiprocessing.get_context(method))
+    requests, replies = context.Queue(), context.Queue()
+    assert isinstance(requests, DirectQueue)
+    worker = context.Process(target=_echo, args=(requests, replies))
+    worker.start()
+    for i in range(50):
+        requests.put({"i": i, "blob": bytes(i)})
+    requests.put(None)
+    got = [replies.get(timeout=30) for _ in range(50)]
+    worker.join(30)
+    assert got == [("echo", {"i": i, "blob": bytes(i)}) for i in range(50)]
+    assert worker.exitcode == 0
+
+
+def test_get_waits_for_its_timeout_then_raises_empty():
+    q = direct_context(multiprocessing.get_context("fork")).Queue()
+    start = time.monotonic()
+    with pytest.raises(queue.Empty):
+        q.get(timeout=0.2)
+    assert 0.15 < time.monotonic() - start < 5
+    with pytest.raises(queue.Empty):
+        q.get(block=False)
+    q.put(1)
+    assert q.get(block=False) == 1
+
+
+def test_a_put_whose_reader_is_gone_is_dropped():
+    q = DirectQueue(ctx=multiprocessing.get_context("fork"))
+    q._reader.close()
+    q.put(b"x" * 100_000)  # no BrokenPipeError: nobody reads any more
+    q.cancel_join_thread()
+    q.join_thread()
+
+
+def test_the_loader_starts_no_feeder_thread_and_keeps_the_users_start_method(tmp_path):
+    ld.write_dataset(({"i": i} for i in range(64)), tmp_path, chunk_size=8)
+    loader = ld.StreamingDataLoader(
+        ld.StreamingDataset(tmp_path), batch_size=4, num_workers=2, multiprocessing_context="spawn"
+    )
+    seen = []
+    for batch in loader:
+        seen.extend(batch["i"].tolist())
+        feeders = [t.name for t in threading.enumerate() if "QueueFeeder" in t.name]
+        assert feeders == []
+    assert sorted(seen) == list(range(64))
+    assert loader.multiprocessing_context.get_start_method() == "spawn"
