@@ -58,22 +58,19 @@ _readers: dict[str, _Reader] = {}  # in the training process: the mapped slots, 
 class InSlot:
     """Batches in a worker's slot, as they travel the result queue: where each one lies."""
 
-    __slots__ = ("name", "retired", "session", "size", "specs")
+    __slots__ = ("name", "retired", "session", "specs")
 
-    def __init__(
-        self, session: str, name: str, size: int, specs: tuple[tuple[int, Spec], ...]
-    ) -> None:
+    def __init__(self, session: str, name: str, specs: tuple[tuple[int, Spec], ...]) -> None:
         self.session = session
         self.name = name
-        self.size = size
         self.specs = specs  # (offset in the slot, spec) of each batch
         self.retired: tuple[str, ...] = ()  # slots of this worker it no longer uses
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.session, self.name, self.size, self.specs, self.retired)
+        return (self.session, self.name, self.specs, self.retired)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.session, self.name, self.size, self.specs, self.retired = state
+        self.session, self.name, self.specs, self.retired = state
 
     def open(self) -> list[Any]:
         """The batches, viewing their slot (in the training process, while its session is open)."""
@@ -131,7 +128,7 @@ class _Writer:
         for start, layout in zip(starts, layouts, strict=False):
             write(slot.data[start:], layout)
         specs = tuple((start, layout.spec) for start, layout in zip(starts, layouts, strict=False))
-        sent = InSlot(self._session, slot.name, starts[-1], specs)
+        sent = InSlot(self._session, slot.name, specs)
         sent.retired, self._retired = tuple(self._retired), []
         return sent
 
@@ -175,7 +172,7 @@ class _Reader:
             segment = self._maps.get(batch.name)
             if segment is None:
                 segment = self._maps[batch.name] = _map_and_unlink(SHM_DIR / batch.name)
-        owner = owner_of(segment, ALIGN, batch.size)
+        owner = owner_of(segment, ALIGN)
         weakref.finalize(owner, _release, segment)
         slot = np.frombuffer(owner, dtype=np.uint8)
         return [read(spec, slot[start:]) for start, spec in batch.specs]

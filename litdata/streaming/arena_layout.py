@@ -155,13 +155,15 @@ def write(slot: Bytes, layout: Layout) -> None:
         _write_leaf(slot, at, leaf)
 
 
-def owner_of(buffer: Any, offset: int, size: int) -> Any:
-    """A weak-referenceable object exporting ``size`` bytes of ``buffer`` from ``offset``.
+def owner_of(buffer: Any, offset: int) -> Any:
+    """A weak-referenceable object exporting the bytes of ``buffer`` from ``offset`` on.
 
     Every array and tensor ``read`` makes keeps it alive, so a ``weakref.finalize`` on it runs
-    once the consumer has dropped the whole batch.
+    once the consumer has dropped the whole batch. It spans the rest of the buffer, whatever
+    the batch's size: ctypes makes (and keeps forever) one array type per length, about 12 µs
+    each, so a length per batch would cost that on every message and grow without bound.
     """
-    return (ctypes.c_ubyte * size).from_buffer(buffer, offset)
+    return (ctypes.c_ubyte * (len(buffer) - offset)).from_buffer(buffer, offset)
 
 
 def read(spec: Spec, slot: Bytes) -> Any:
