@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from litdata.streaming.arena import InSlot, agree, close_session, open_session, writer_for
 from litdata.streaming.arena_layout import Layout, plan
 from litdata.streaming.batching import BatchIds, Envelope
+from litdata.streaming.collate import into_arena
 from litdata.streaming.transport import map_leaves, pack, unpack
 
 __all__ = ["GROUP_BATCHES", "GROUP_BYTES", "ArenaCollate", "ArenaSession", "Message", "Opened"]
@@ -129,7 +130,8 @@ class ArenaCollate:
 
     def __call__(self, samples: list[Any]) -> Any:
         """The batch of ``samples`` (``group`` sends it)."""
-        return self.collate(samples)
+        with into_arena():
+            return self.collate(samples)
 
     def group(self, envelopes: Iterator[Envelope]) -> Iterator[Envelope]:
         """In a worker process: the messages that carry the batches of ``envelopes``."""

@@ -9,7 +9,9 @@ torch-geometric) into a list; at the top level or as values of dict samples.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -19,26 +21,42 @@ from torch.utils.data import default_collate
 from litdata.engine.items.wrappers import Graph
 from litdata.streaming.transport import SHARED_MEMORY_BYTES
 
-__all__ = ["litdata_collate"]
+__all__ = ["into_arena", "litdata_collate"]
 
 _NUMERIC = frozenset("biufc")
 
 
+#: Whether the batch being collated will be copied into an arena slot (set by its collate).
+_INTO_ARENA: ContextVar[bool] = ContextVar("litdata_into_arena", default=False)
+
+
+@contextmanager
+def into_arena() -> Iterator[None]:
+    """Within it, batches are collated to be copied into an arena slot, not sent by pipe."""
+    token = _INTO_ARENA.set(True)
+    try:
+        yield
+    finally:
+        _INTO_ARENA.reset(token)
+
+
 def _stack_tensors(values: list[Any]) -> torch.Tensor | None:
-    """``values`` stacked, when they are plain CPU tensors alike and their batch is small.
+    """``values`` stacked, when they are plain CPU tensors alike and shared memory cannot pay.
 
     In a worker process ``default_collate`` allocates each batch tensor in a new shared-memory
-    segment: about 40 µs a batch, whatever its size. That pays for large batches sent by pipe;
-    small ones are copied on their way anyway (``transport``, ``arena``), so they are stacked
-    in ordinary memory. ``None`` leaves the batch to ``default_collate``.
+    segment: about 40 µs a batch, plus a page fault per 4 KiB of it. That pays only for a large
+    batch sent by pipe. A small one is copied on its way anyway (``transport``), and one bound
+    for an arena slot is copied into the slot, so those are stacked in ordinary memory.
+    ``None`` leaves the batch to ``default_collate``.
     """
     first = values[0]
     shape, dtype = first.shape, first.dtype
+    large = first.element_size() * first.numel() * len(values) >= SHARED_MEMORY_BYTES
     if (
         first.layout is not torch.strided
         or first.device.type != "cpu"
         or first.is_nested
-        or first.element_size() * first.numel() * len(values) >= SHARED_MEMORY_BYTES
+        or (large and not _INTO_ARENA.get())
     ):
         return None
     for value in values:

@@ -1,3 +1,4 @@
+import contextlib
 import fcntl
 import sys
 from collections import namedtuple
@@ -10,6 +11,7 @@ from torch.utils.data import default_collate
 
 import litdata as ld
 from litdata import litdata_collate
+from litdata.streaming.collate import into_arena
 from litdata.streaming.transport import PIPE_BYTES, TensorPayload, pack, unpack
 
 Pair = namedtuple("Pair", "a b")
@@ -115,24 +117,31 @@ def test_pil_images_fail_with_what_to_do():
 class _CollatedInWorker(torch.utils.data.Dataset):
     """Collates ``count`` tensors of ``length`` elements in a worker; says where the batch lies."""
 
-    def __init__(self, count, length):
-        self.count, self.length = count, length
+    def __init__(self, count, length, arena):
+        self.count, self.length, self.arena = count, length, arena
 
     def __len__(self):
         return 1
 
     def __getitem__(self, index):
         tensors = [torch.full((self.length,), i, dtype=torch.int16) for i in range(self.count)]
-        batch = litdata_collate(tensors)
+        with into_arena() if self.arena else contextlib.nullcontext():
+            batch = litdata_collate(tensors)
         return batch.is_shared(), bool(torch.equal(batch, default_collate(tensors)))
 
 
-@pytest.mark.parametrize(("length", "shared"), [(2048, False), (1 << 16, True)])
-def test_a_worker_stacks_small_tensor_batches_outside_shared_memory(length, shared):
-    # default_collate puts every batch of a worker in a new shared-memory segment (~40 µs);
-    # small batches are copied on their way out anyway, so only large ones keep it.
+@pytest.mark.parametrize(
+    ("length", "arena", "shared"),
+    [(2048, False, False), (1 << 16, False, True), (1 << 16, True, False)],
+)
+def test_a_worker_stacks_batches_in_shared_memory_only_when_sent_large_by_pipe(
+    length, arena, shared
+):
+    # default_collate puts every batch of a worker in a new shared-memory segment (~40 µs,
+    # and a page fault per 4 KiB); small batches are copied on their way out anyway, and
+    # batches bound for an arena slot are copied into it, so only large piped ones keep it.
     loader = torch.utils.data.DataLoader(
-        _CollatedInWorker(8, length), batch_size=None, num_workers=1
+        _CollatedInWorker(8, length, arena), batch_size=None, num_workers=1
     )
     [(is_shared, equal)] = list(loader)
     assert equal
