@@ -16,7 +16,8 @@ import litdata as ld
 from litdata.core.chunks.blocks import BLOCK_KEY
 from litdata.core.registry import registries
 from litdata.engine.cache.budget import ByteBudget
-from litdata.engine.cache.parts import parts_of
+from litdata.engine.cache.parts import FLOOR_PART, SPREAD, PartedDownload, parts_of
+from litdata.engine.cache.slots import ConnectionSlots
 from litdata.engine.link import Link
 from litdata.engine.throttle import Throttle, throttled
 from litdata.plugins.storage.memory import MemoryStorage
@@ -197,6 +198,32 @@ def test_the_link_separates_first_byte_time_from_throughput():
     # four bandwidth-delay products: 4 * 0.03 s * 50 MB/s = 6 MB, in whole blocks
     assert abs(link.part_size() - 6_000_000) < 1 << 16
     assert link.throughput() > 0
+
+
+@pytest.mark.parametrize(("size", "longest"), [(64 << 20, FLOOR_PART), (8 << 20, 1 << 20)])
+def test_parts_stay_long_when_the_link_fit_would_cut_them_short(tmp_path, size, longest):
+    # Sixteen requests sharing a 400 MB/s link each see 25 MB/s: a fit of those says 1.2 MB
+    # parts, each then waiting its 30 ms first byte. A large chunk keeps FLOOR_PART parts;
+    # a small one is still cut in SPREAD (of at least a MiB each).
+    link = Link()
+    for part in (1 << 20, 2 << 20, 3 << 20):
+        link.observe(part, 0.010 + part / 25e6)
+    assert link.part_size() < 2 << 20
+    download = PartedDownload(
+        MemoryStorage(),
+        "memory://bucket/chunk.bin",
+        tmp_path / "chunk.bin",
+        target=None,
+        size=size,
+        table=None,
+        link=link,
+        throttle=Throttle(16),
+        slots=ConnectionSlots(tmp_path / "slots", 16),
+        budget=ByteBudget(256 << 20),
+    )
+    lengths = [end - start for start, end in download.parts]
+    assert max(lengths) == longest
+    assert len(download.parts) >= min(SPREAD, size // (1 << 20))
 
 
 def test_the_window_halves_when_throttled_and_grows_back():
