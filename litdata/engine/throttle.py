@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["PLACE", "Throttle", "place_in_line", "throttle_of", "throttled"]
+__all__ = ["PLACE", "Throttle", "line_key", "place_in_line", "throttle_of", "throttled"]
 
 _ORDER = itertools.count()
 #: The place in line of the requests made in this context: the prefetcher sets its chunk's,
@@ -30,6 +30,17 @@ PLACE: ContextVar[int | None] = ContextVar("litdata_place", default=None)
 def place_in_line() -> int:
     """A place in line after every place given so far."""
     return next(_ORDER)
+
+
+def line_key(place: int | None, number: int = 0) -> tuple[int, int, int]:
+    """Where a request waits in a line: its chunk's place, then its part, then its arrival.
+
+    Args:
+        place: The request's place in line (its chunk's); a new one, after all given so far,
+            when omitted.
+        number: Its order among the requests of the same place (the chunk's part).
+    """
+    return (place_in_line() if place is None else place, number, next(_ORDER))
 
 
 #: What throttling errors say, in the words of S3, GCS, Azure and HTTP.
@@ -84,7 +95,7 @@ class Throttle:
                 far, when omitted.
             number: Its order among the requests of the same place (the chunk's part).
         """
-        key = (place_in_line() if place is None else place, number, next(_ORDER))
+        key = line_key(place, number)
         with self._condition:
             heapq.heappush(self._queue, key)
             while self._running >= self.limit or self._queue[0] != key:

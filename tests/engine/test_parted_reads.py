@@ -19,7 +19,7 @@ from litdata.engine.cache.budget import ByteBudget
 from litdata.engine.cache.parts import FLOOR_PART, SPREAD, PartedDownload, parts_of
 from litdata.engine.cache.slots import ConnectionSlots
 from litdata.engine.link import Link
-from litdata.engine.throttle import Throttle, throttled
+from litdata.engine.throttle import Throttle, line_key, throttled
 from litdata.plugins.storage.memory import MemoryStorage
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -305,3 +305,33 @@ def test_the_window_serves_the_chunk_needed_first_first():
     for thread in [holder, *askers]:
         thread.join(10)
     assert served == [(1, 0), (1, 1), (3, 0), (5, 0)]
+
+
+def test_memory_lets_parts_in_by_their_place_in_line():
+    """A part of the chunk needed first takes freed memory before any of a later chunk."""
+    budget = ByteBudget(10)
+    served = []
+    release = threading.Event()
+
+    def ask(place, number):
+        with budget.holding(6, line_key(place, number)):
+            served.append((place, number))
+
+    def hold():
+        with budget.holding(10):
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    while budget.held < 10:
+        time.sleep(0.001)
+    askers = [threading.Thread(target=ask, args=key) for key in ((5, 0), (1, 1), (3, 0), (1, 0))]
+    for asker in askers:
+        asker.start()
+    while len(budget._queue) < 4:
+        time.sleep(0.001)
+    release.set()
+    for thread in [holder, *askers]:
+        thread.join(10)
+    assert served == [(1, 0), (1, 1), (3, 0), (5, 0)]
+    assert budget.held == 0

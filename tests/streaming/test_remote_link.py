@@ -10,6 +10,8 @@ import itertools
 import json
 import logging
 import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -157,3 +159,34 @@ def test_two_ranks_with_two_workers_download_each_chunk_once(link, tmp_path):
     assert sorted(ids[0][:epoch] + ids[1][:epoch]) == list(range(960))
     assert sorted(ids[0][epoch:] + ids[1][epoch:]) == list(range(960))
     _fetched_once(link.log, chunks)  # two epochs, four readers: every byte once
+
+
+LEFT_SUSPENDED = """
+import json, sys
+import litdata as ld
+
+url, options, cache = sys.argv[1:4]
+ds = ld.StreamingDataset(url, storage_options=json.loads(options), cache_dir=cache)
+batches = iter(ld.StreamingDataLoader(ds, batch_size=16, num_workers=0))
+print(next(batches)["id"].tolist(), flush=True)
+"""
+
+
+def test_a_script_that_stops_reading_exits_while_parts_are_in_flight(link, tmp_path):
+    """Python closes a loop left suspended as it exits, when no other thread runs any more.
+
+    Closing it waited for the chunks in flight, whose threads the exit had frozen: a script
+    that took a batch from a remote dataset and ended never exited.
+    """
+    url, chunks = _publish(link, tmp_path, 1200, "16MB")
+    link.use(LinkSettings(ttfb_s=0.03, connection_bytes_per_s=4e6, total_bytes_per_s=16e6))
+    script = tmp_path / "left_suspended.py"
+    script.write_text(LEFT_SUSPENDED)
+    options = json.dumps(link.storage_options)
+    command = [sys.executable, str(script), url, options, str(tmp_path / "cache")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == str(list(range(16)))
+    name = chunks[0]["filename"]
+    later = [e for e in link.log if e.path.endswith("/" + name) and e.range != "bytes=0-1048575"]
+    assert later  # it ended while the rest of its first chunk was on its way

@@ -11,10 +11,12 @@ parts are cut to at most half the budget, so that two always fly.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import threading
 from collections.abc import Iterator
 
 from litdata.core import config
+from litdata.engine.throttle import line_key
 
 __all__ = ["ByteBudget", "part_budget"]
 
@@ -30,6 +32,7 @@ class ByteBudget:
         self.total = max(1, total)
         self._held = 0
         self._condition = threading.Condition()
+        self._queue: list[tuple[int, int, int]] = []  # the waiters' line keys (a heap)
 
     @property
     def held(self) -> int:
@@ -37,13 +40,23 @@ class ByteBudget:
         return self._held
 
     @contextlib.contextmanager
-    def holding(self, size: int) -> Iterator[None]:
-        """Hold ``size`` bytes (the whole budget at most) while the block runs."""
+    def holding(self, size: int, key: tuple[int, int, int] | None = None) -> Iterator[None]:
+        """Hold ``size`` bytes (the whole budget at most) while the block runs, in line.
+
+        Waiters are let in by ``key`` (``litdata.engine.throttle.line_key``: the chunk the
+        reader needs first, then its parts in order), not by who asked first: otherwise the
+        parts of a chunk needed later could take the memory, and so the link, from the one
+        the reader waits for. Without a key, a waiter queues after all keys given so far.
+        """
         size = min(max(0, size), self.total)
+        key = line_key(None) if key is None else key
         with self._condition:
-            while self._held + size > self.total:
+            heapq.heappush(self._queue, key)
+            while self._queue[0] != key or self._held + size > self.total:
                 self._condition.wait()
+            heapq.heappop(self._queue)
             self._held += size
+            self._condition.notify_all()  # the next in line may fit too
         try:
             yield
         finally:

@@ -12,7 +12,8 @@ each request holding
 - one of the node's connection slots (:mod:`litdata.engine.cache.slots`), so all ranks and
   workers of a machine together stay within its connection budget, and
 - its size of the process's memory for parts (:mod:`litdata.engine.cache.budget`), taken
-  before the others, so that a part waiting for memory holds no connection.
+  before the others, so that a part waiting for memory holds no connection; memory, like the
+  window, lets parts in by their chunk's place in line, then their order in the chunk.
 
 Each part is written into the chunk's temporary file where it belongs. A chunk with block
 checksums has every part checked block by block as it lands, before any byte of it is used:
@@ -37,7 +38,7 @@ from litdata.engine.cache.budget import ByteBudget, part_budget
 from litdata.engine.cache.pool import DaemonPool
 from litdata.engine.cache.slots import ConnectionSlots
 from litdata.engine.link import MIN_PART, Link
-from litdata.engine.throttle import PLACE, Throttle, throttled
+from litdata.engine.throttle import PLACE, Throttle, line_key, throttled
 
 __all__ = ["FLOOR_PART", "SPREAD", "PartedDownload", "arriving", "parts_of"]
 
@@ -164,7 +165,7 @@ class PartedDownload:
                 self.throttle.slowed()
 
         try:
-            with self.budget.holding(end - start):
+            with self.budget.holding(end - start, line_key(self.place, number)):
                 with self.throttle.slot(self.place, number), self.slots.slot():
                     began = time.perf_counter()
                     data = self.storage.read_range(self.url, start, end, on_retry=slowed)

@@ -15,6 +15,7 @@ position in it, so taking a chunk costs the same at the end of an epoch as at it
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -152,12 +153,17 @@ class Prefetcher:
             self._order, self._positions = np.zeros(0, dtype=np.int64), {}
             pool, self._pool = self._pool, None
         for chunk, future in futures.items():
-            if not future.cancel():
-                try:
-                    future.result()
-                except Exception:  # noqa: S112  # nobody needs this chunk any more
-                    continue
-                release(chunk)
+            if future.cancel():
+                continue
+            if sys.is_finalizing() and not future.done():
+                # The interpreter is exiting (a loop left suspended is closed as modules
+                # are torn down): daemon threads never run again, so this would never end.
+                continue
+            try:
+                future.result()
+            except Exception:  # noqa: S112  # nobody needs this chunk any more
+                continue
+            release(chunk)
         if pool is not None:
             pool.shutdown()
 
