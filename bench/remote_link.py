@@ -64,6 +64,8 @@ from link_children import PARALLEL_RANGES, RESULT, WORKLOADS  # noqa: E402
 from support.link_proxy import DEFAULT_LINK, HARSH_LINK, OPEN_LINK, LinkProxy  # noqa: E402
 
 LINKS = {"default": DEFAULT_LINK, "harsh": HARSH_LINK}
+#: The proxy's memory for copies of objects: R4's 2 GB datasets of one system fit, not three.
+COPY_BYTES = 3 << 30
 
 
 def _python(system: str, litdata_python: str | None) -> tuple[str, dict[str, str]]:
@@ -117,19 +119,43 @@ def prepare(root: Path, system: str, workload: str, samples: int, args: argparse
     return out
 
 
-def warm_copies(proxy: LinkProxy, url: str, args: argparse.Namespace) -> None:
-    """Have the proxy copy every object under ``url`` from moto before any timed epoch.
+def warm_copies(
+    proxy: LinkProxy, url: str, args: argparse.Namespace, copied: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Have the proxy copy every object under ``url`` from moto before a timed epoch.
 
     The proxy serves GETs from its copies (moto copies a whole object per GET); the first GET
     of an object waits for the proxy to fetch it all from moto, about 0.4 s per 64 MB on 2
     cores. Without this, whichever system read an object first paid that, which no real store
     charges: before 2026-12-02 14:30, ours' first repeat (the first reader of its objects)
-    did, and the link limit (read after it, the same objects) did not.
+    did, and the link limit (read after it, the same objects) did not. Copies beyond
+    ``COPY_BYTES`` are dropped least recently used first, so a dataset is copied again when
+    the datasets copied since may have pushed it out.
+
+    Returns:
+        The datasets copied, the most recent last (``copied`` when ``url`` was held already).
     """
-    proxy.settings = OPEN_LINK
-    result = run_child("limit", "stream", {"url": url, "endpoint": proxy.endpoint}, args)
+    if url in copied:
+        after = copied[copied.index(url) + 1 :]
+        if _dataset_bytes(url) + sum(map(_dataset_bytes, after)) <= COPY_BYTES:
+            return copied
+    settings, proxy.settings = proxy.settings, OPEN_LINK
+    try:
+        result = run_child("limit", "stream", {"url": url, "endpoint": proxy.endpoint}, args)
+    finally:
+        proxy.settings = settings
     if not result.get("ok"):
         raise RuntimeError(f"copying {url} into the link proxy: {result}")
+    _DATASET_BYTES[url] = int(result["bytes"])
+    return (*(held for held in copied if held != url), url)
+
+
+#: The bytes of each dataset on the bench's server, by URL (known once it was copied).
+_DATASET_BYTES: dict[str, int] = {}
+
+
+def _dataset_bytes(url: str) -> int:
+    return _DATASET_BYTES.get(url, COPY_BYTES)
 
 
 def _bytes(folder: Path) -> int:
@@ -229,8 +255,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes: dict[str, int] = {}
     with (
         remote.MotoServer(ours_python.parent, root, root / "moto-tmp") as moto,
-        LinkProxy(moto.endpoint, OPEN_LINK) as proxy,
+        LinkProxy(moto.endpoint, OPEN_LINK, cache_bytes=COPY_BYTES) as proxy,
     ):
+        copied: tuple[str, ...] = ()  # the objects the proxy holds copies of, in the order copied
         for workload in workloads:
             samples = _samples(workload, args.scale)
             for system in systems:
@@ -239,8 +266,6 @@ def main(argv: list[str] | None = None) -> int:
                 if system != "limit":
                     target = f"s3://bench/{system}/{workload}"
                     remote.upload(str(ours_python), moto.endpoint, local, target)
-                owner = "ours" if system == "limit" else system
-                warm_copies(proxy, f"s3://bench/{owner}/{workload}", args)
             for link in args.links.split(","):
                 proxy.settings = LINKS[link]
                 counts = [int(w) for w in args.workers.split(",")]
@@ -249,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                         for system in systems:
                             if system == "limit" and workers != counts[0]:
                                 continue
+                            owner = "ours" if system == "limit" else system
+                            copied = warm_copies(
+                                proxy, f"s3://bench/{owner}/{workload}", args, copied
+                            )
                             cache = root / f"cache-{system}"
                             shutil.rmtree(cache, ignore_errors=True)
                             cache.mkdir()
