@@ -278,60 +278,60 @@ def test_prefetching_by_bytes_stays_within_the_cache_budget(url, tmp_path):
     assert peak <= 2 * size + 3 * size, (peak, size)
 
 
-def test_the_window_serves_the_chunk_needed_first_first():
-    """Requests wait in line by their chunk's place, then part: not by who asked first."""
-    window = Throttle(1)
+def _served_in_line(place, held, queued):
+    """The order in which four askers get in once a holder of everything lets go.
+
+    Args:
+        place: ``place(key)``: a context manager holding a place for the line key ``key``
+            (``None``: the holder's, which takes everything).
+        held: Whether the holder holds everything yet.
+        queued: How many askers wait.
+    """
     served = []
     release = threading.Event()
 
-    def ask(place, number):
-        with window.slot(place, number):
-            served.append((place, number))
+    def ask(key):
+        with place(key):
+            served.append(key)
 
     def hold():
-        with window.slot(0):
+        with place(None):
             release.wait(10)
 
     holder = threading.Thread(target=hold)
     holder.start()
-    while not window._running:  # the holder has the only place
+    while not held():
         time.sleep(0.001)
-    askers = [threading.Thread(target=ask, args=key) for key in ((5, 0), (1, 1), (3, 0), (1, 0))]
+    keys = ((5, 0), (1, 1), (3, 0), (1, 0))
+    askers = [threading.Thread(target=ask, args=(key,)) for key in keys]
     for asker in askers:
         asker.start()
-    while len(window._queue) < 4:
+    while queued() < len(keys):
         time.sleep(0.001)
     release.set()
     for thread in [holder, *askers]:
         thread.join(10)
+    return served
+
+
+def test_the_window_serves_the_chunk_needed_first_first():
+    """Requests wait in line by their chunk's place, then part: not by who asked first."""
+    window = Throttle(1)
+
+    def place(key):
+        return window.slot(0) if key is None else window.slot(*key)
+
+    served = _served_in_line(place, lambda: window._running, lambda: len(window._queue))
     assert served == [(1, 0), (1, 1), (3, 0), (5, 0)]
 
 
 def test_memory_lets_parts_in_by_their_place_in_line():
     """A part of the chunk needed first takes freed memory before any of a later chunk."""
     budget = ByteBudget(10)
-    served = []
-    release = threading.Event()
 
-    def ask(place, number):
-        with budget.holding(6, line_key(place, number)):
-            served.append((place, number))
+    def place(key):
+        return budget.holding(10) if key is None else budget.holding(6, line_key(*key))
 
-    def hold():
-        with budget.holding(10):
-            release.wait(10)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    while budget.held < 10:
-        time.sleep(0.001)
-    askers = [threading.Thread(target=ask, args=key) for key in ((5, 0), (1, 1), (3, 0), (1, 0))]
-    for asker in askers:
-        asker.start()
-    while len(budget._queue) < 4:
-        time.sleep(0.001)
-    release.set()
-    for thread in [holder, *askers]:
-        thread.join(10)
+    served = _served_in_line(place, lambda: budget.held == 10, lambda: len(budget._queue))
     assert served == [(1, 0), (1, 1), (3, 0), (5, 0)]
     assert budget.held == 0
