@@ -19,6 +19,8 @@ shuffled and fully checked (count, sum of ids, every sample's bytes against its 
 MB/s (dataset bytes / epoch seconds), fraction of the same run's link limit, first batch,
 requests and 503s through the proxy, peak bytes in the cache dir, the proxy's CPU seconds.
 ``cold``: an empty cache dir; ``warm``: the same dir in a new process after the cold epoch.
+``local`` (a system): ours streaming the local copy the datasets were uploaded from, with no
+link, to compare warm epochs with.
 
 The ``upload`` rows time ``optimize`` of R1 to ``s3://`` through the link: ours vs LitData.
 
@@ -54,7 +56,7 @@ for _path in (str(BENCH), str(REPO / "tests")):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-SYSTEMS = ("ours", "litdata", "mosaic", "limit")
+SYSTEMS = ("ours", "litdata", "mosaic", "limit", "local")
 
 
 # -- the parent ---------------------------------------------------------------------------------
@@ -106,7 +108,7 @@ def _samples(workload: str, scale: float) -> int:
 
 def prepare(root: Path, system: str, workload: str, samples: int, args: argparse.Namespace) -> Path:
     """The system's local copy of the workload (written once per size), its own writer's."""
-    owner = "ours" if system == "limit" else system
+    owner = "ours" if system in ("limit", "local") else system
     out = root / f"{owner}-{workload}-{samples}"
     marker = out / ".link-ready"
     if not marker.exists():
@@ -237,6 +239,28 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def child_arguments(
+    system: str,
+    workload: str,
+    workers: int,
+    samples: int,
+    *,
+    endpoint: str,
+    local_copies: dict[str, Path],
+) -> dict[str, Any]:
+    """What a system's ``stream`` child is told: its dataset, the link, the loader's workers."""
+    if system == "limit":  # ours' objects, fetched with ranged GETs, nothing decoded
+        return {"url": f"s3://bench/ours/{workload}", "endpoint": endpoint}
+    url = str(local_copies[workload]) if system == "local" else f"s3://bench/{system}/{workload}"
+    return {
+        "workload": workload,
+        "url": url,
+        "endpoint": endpoint,
+        "workers": workers,
+        "samples": samples,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started = dt.datetime.now()
@@ -258,12 +282,15 @@ def main(argv: list[str] | None = None) -> int:
         LinkProxy(moto.endpoint, OPEN_LINK, cache_bytes=COPY_BYTES) as proxy,
     ):
         copied: tuple[str, ...] = ()  # the objects the proxy holds copies of, in the order copied
+        local_copies: dict[str, Path] = {}  # the local folders "local" streams, by workload
         for workload in workloads:
             samples = _samples(workload, args.scale)
             for system in systems:
                 local = prepare(root, system, workload, samples, args)
                 sizes[f"{system}-{workload}"] = _bytes(local)
-                if system != "limit":
+                if system == "local":
+                    local_copies[workload] = local
+                elif system != "limit":
                     target = f"s3://bench/{system}/{workload}"
                     remote.upload(str(ours_python), moto.endpoint, local, target)
             for link in args.links.split(","):
@@ -275,27 +302,27 @@ def main(argv: list[str] | None = None) -> int:
                             if system == "limit" and workers != counts[0]:
                                 continue
                             owner = "ours" if system == "limit" else system
-                            copied = warm_copies(
-                                proxy, f"s3://bench/{owner}/{workload}", args, copied
-                            )
+                            if system != "local":
+                                copied = warm_copies(
+                                    proxy, f"s3://bench/{owner}/{workload}", args, copied
+                                )
                             cache = root / f"cache-{system}"
                             shutil.rmtree(cache, ignore_errors=True)
                             cache.mkdir()
-                            arguments = {
-                                "workload": workload,
-                                "url": f"s3://bench/{system}/{workload}",
-                                "endpoint": proxy.endpoint,
-                                "workers": workers,
-                                "samples": samples,
-                            }
-                            if system == "limit":  # ours' objects
-                                url = f"s3://bench/ours/{workload}"
-                                arguments = {"url": url, "endpoint": proxy.endpoint}
+                            arguments = child_arguments(
+                                system,
+                                workload,
+                                workers,
+                                samples,
+                                endpoint=proxy.endpoint,
+                                local_copies=local_copies,
+                            )
                             for state in args.caches.split(","):
-                                if system == "limit" and state == "warm":
+                                if system in ("limit", "local") and state == "warm":
                                     continue
                                 shown = "-" if system == "limit" else str(workers)
-                                key = (link, workload, state, shown, system)
+                                seen = "local" if system == "local" else state
+                                key = (link, workload, seen, shown, system)
                                 result = measure(proxy, system, arguments, args, cache)
                                 cells.setdefault(key, []).append(result)
                                 print(f"  {key} r{rep}: {result}", flush=True)
