@@ -169,24 +169,16 @@ def child_stream(
             return torch.utils.data.DataLoader(
                 ds, batch_size=batch_size, num_workers=workers, collate_fn=_collate
             )
-    elif system == "local":  # ours on the local copy the datasets were uploaded from
-        import litdata as ld
-
-        _import_clients(ld)  # what ours imports before its clock starts, the same here
-
-        def make() -> Any:
-            ds = ld.StreamingDataset(url, shuffle=True)
-            return ld.StreamingDataLoader(
-                ds, batch_size=batch_size, num_workers=workers, collate_fn=_collate
-            )
     else:
         import litdata as ld
 
         _allow_http_obstore()
         _import_clients(ld)
+        # "local": ours on the local copy the datasets were uploaded from (no link, no cache)
+        remote = {} if system == "local" else {"storage_options": options, "cache_dir": cache}
 
         def make() -> Any:
-            ds = ld.StreamingDataset(url, storage_options=options, cache_dir=cache, shuffle=True)
+            ds = ld.StreamingDataset(url, shuffle=True, **remote)
             return ld.StreamingDataLoader(
                 ds, batch_size=batch_size, num_workers=workers, collate_fn=_collate
             )

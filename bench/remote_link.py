@@ -122,9 +122,13 @@ def prepare(root: Path, system: str, workload: str, samples: int, args: argparse
 
 
 def warm_copies(
-    proxy: LinkProxy, url: str, args: argparse.Namespace, copied: tuple[str, ...]
-) -> tuple[str, ...]:
-    """Have the proxy copy every object under ``url`` from moto before a timed epoch.
+    proxy: LinkProxy,
+    url: str,
+    size: int,
+    args: argparse.Namespace,
+    copied: tuple[tuple[str, int], ...],
+) -> tuple[tuple[str, int], ...]:
+    """Have the proxy copy every object under ``url`` (``size`` bytes) before a timed epoch.
 
     The proxy serves GETs from its copies (moto copies a whole object per GET); the first GET
     of an object waits for the proxy to fetch it all from moto, about 0.4 s per 64 MB on 2
@@ -134,13 +138,19 @@ def warm_copies(
     ``COPY_BYTES`` are dropped least recently used first, so a dataset is copied again when
     the datasets copied since may have pushed it out.
 
+    Args:
+        proxy: The link proxy.
+        url: The dataset's ``s3://`` folder.
+        size: Its bytes.
+        args: The bench's options (the child's timeout).
+        copied: The datasets copied so far and their bytes, the most recent last.
+
     Returns:
-        The datasets copied, the most recent last (``copied`` when ``url`` was held already).
+        ``copied`` with ``url`` last.
     """
-    if url in copied:
-        after = copied[copied.index(url) + 1 :]
-        if _dataset_bytes(url) + sum(map(_dataset_bytes, after)) <= COPY_BYTES:
-            return copied
+    urls = [held for held, _ in copied]
+    if url in urls and sum(held for _, held in copied[urls.index(url) :]) <= COPY_BYTES:
+        return copied
     settings, proxy.settings = proxy.settings, OPEN_LINK
     try:
         result = run_child("limit", "stream", {"url": url, "endpoint": proxy.endpoint}, args)
@@ -148,16 +158,7 @@ def warm_copies(
         proxy.settings = settings
     if not result.get("ok"):
         raise RuntimeError(f"copying {url} into the link proxy: {result}")
-    _DATASET_BYTES[url] = int(result["bytes"])
-    return (*(held for held in copied if held != url), url)
-
-
-#: The bytes of each dataset on the bench's server, by URL (known once it was copied).
-_DATASET_BYTES: dict[str, int] = {}
-
-
-def _dataset_bytes(url: str) -> int:
-    return _DATASET_BYTES.get(url, COPY_BYTES)
+    return (*(entry for entry in copied if entry[0] != url), (url, size))
 
 
 def _bytes(folder: Path) -> int:
@@ -281,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         remote.MotoServer(ours_python.parent, root, root / "moto-tmp") as moto,
         LinkProxy(moto.endpoint, OPEN_LINK, cache_bytes=COPY_BYTES) as proxy,
     ):
-        copied: tuple[str, ...] = ()  # the objects the proxy holds copies of, in the order copied
+        copied: tuple[tuple[str, int], ...] = ()  # datasets the proxy holds copies of, oldest first
         local_copies: dict[str, Path] = {}  # the local folders "local" streams, by workload
         for workload in workloads:
             samples = _samples(workload, args.scale)
@@ -301,14 +302,6 @@ def main(argv: list[str] | None = None) -> int:
                         for system in systems:
                             if system == "limit" and workers != counts[0]:
                                 continue
-                            owner = "ours" if system == "limit" else system
-                            if system != "local":
-                                copied = warm_copies(
-                                    proxy, f"s3://bench/{owner}/{workload}", args, copied
-                                )
-                            cache = root / f"cache-{system}"
-                            shutil.rmtree(cache, ignore_errors=True)
-                            cache.mkdir()
                             arguments = child_arguments(
                                 system,
                                 workload,
@@ -317,6 +310,13 @@ def main(argv: list[str] | None = None) -> int:
                                 endpoint=proxy.endpoint,
                                 local_copies=local_copies,
                             )
+                            if system != "local":
+                                size = sizes[f"{system}-{workload}"]
+                                url = arguments["url"]
+                                copied = warm_copies(proxy, url, size, args, copied)
+                            cache = root / f"cache-{system}"
+                            shutil.rmtree(cache, ignore_errors=True)
+                            cache.mkdir()
                             for state in args.caches.split(","):
                                 if system in ("limit", "local") and state == "warm":
                                     continue

@@ -52,12 +52,7 @@ def _stack_tensors(values: list[Any]) -> torch.Tensor | None:
     first = values[0]
     shape, dtype = first.shape, first.dtype
     large = first.element_size() * first.numel() * len(values) >= SHARED_MEMORY_BYTES
-    if (
-        first.layout is not torch.strided
-        or first.device.type != "cpu"
-        or first.is_nested
-        or (large and not _INTO_ARENA.get())
-    ):
+    if first.is_nested or (large and not _INTO_ARENA.get()):
         return None
     for value in values:
         if type(value) is not torch.Tensor or value.shape != shape or value.dtype != dtype:
