@@ -5,7 +5,9 @@ requests, ``seconds = ttfb + bytes / rate``, separates the time to first byte fr
 throughput of one connection; their product is the link's bandwidth-delay product (the bytes
 one connection could have moved while waiting for its first byte). A part ``PARTS_PER_BDP``
 times that size spends ~80% of its time moving bytes, so parts are sized so. The aggregate
-throughput over the last seconds sizes the prefetch depth.
+throughput over the last seconds sizes the prefetch depth: the bytes of the requests that
+ended in the window over the time since the first of them began, so that the first requests
+of a process measure the link as it is, not diluted by seconds in which nothing was asked.
 
 Until enough requests were seen (or when their sizes do not vary), the defaults describe a
 typical cloud store: 50 ms to first byte, 50 MB/s per connection.
@@ -39,7 +41,7 @@ class Link:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._samples: deque[tuple[int, float]] = deque(maxlen=_KEPT)
-        self._recent: deque[tuple[float, int]] = deque()
+        self._recent: deque[tuple[float, float, int]] = deque()  # (ended, began, bytes)
         self._ttfb = _DEFAULT_TTFB
         self._rate = _DEFAULT_RATE
 
@@ -48,7 +50,7 @@ class Link:
         now = time.monotonic()
         with self._lock:
             self._samples.append((nbytes, max(seconds, 1e-6)))
-            self._recent.append((now, nbytes))
+            self._recent.append((now, now - seconds, nbytes))
             while self._recent and self._recent[0][0] < now - _WINDOW:
                 self._recent.popleft()
             self._fit()
@@ -96,8 +98,12 @@ class Link:
         """Bytes per second moved by all requests together over the last seconds (0: none)."""
         now = time.monotonic()
         with self._lock:
-            moved = sum(size for when, size in self._recent if when >= now - _WINDOW)
-        return moved / _WINDOW
+            since = now - _WINDOW
+            recent = [(began, size) for ended, began, size in self._recent if ended >= since]
+        if not recent:
+            return 0.0
+        span = min(_WINDOW, now - min(began for began, _ in recent))
+        return sum(size for _, size in recent) / max(span, 1e-3)
 
 
 _LINKS: dict[tuple[int, str], Link] = {}

@@ -200,6 +200,16 @@ def test_the_link_separates_first_byte_time_from_throughput():
     assert link.throughput() > 0
 
 
+def test_the_link_measures_its_first_requests_over_the_time_they_took():
+    # Two 8 MB parts at once, 0.1 s each, just after the process began: 160 MB/s, not the
+    # 5 MB/s that spreading them over the whole 3 s window would say (which kept prefetching
+    # at its minimum depth for the first seconds of every epoch).
+    link = Link()
+    link.observe(8_000_000, 0.1)
+    link.observe(8_000_000, 0.1)
+    assert 100e6 < link.throughput() < 200e6
+
+
 @pytest.mark.parametrize(("size", "longest"), [(64 << 20, FLOOR_PART), (8 << 20, 1 << 20)])
 def test_parts_stay_long_when_the_link_fit_would_cut_them_short(tmp_path, size, longest):
     # Sixteen requests sharing a 400 MB/s link each see 25 MB/s: a fit of those says 1.2 MB

@@ -4,7 +4,9 @@ A reader announces the order it will use chunks in; the prefetcher keeps ``depth
 flight ahead of the one being read, and more while the chunks ahead hold fewer bytes than
 ``ahead()`` asks for: the bytes the link moves in a few seconds, as measured (see
 :meth:`~litdata.engine.cache.chunks.ChunkCache.lookahead`), so a fast link is kept busy and a
-slow one does not fill the cache. A chunk that failed in the background raises
+slow one does not fill the cache. With ``ahead``, each chunk that arrives tops the window up
+at once (not only when the reader moves on), so the link is never idle while the reader is
+still busy with a chunk and more were warranted. A chunk that failed in the background raises
 its original exception (and traceback) in the reader as soon as the reader next asks for any
 chunk, never as a later timeout.
 
@@ -70,6 +72,7 @@ class Prefetcher:
         self._order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._futures: dict[int, Future[str]] = {}
         self._positions: dict[int, int] = {}  # where each scheduled chunk is in the order
+        self._reading = 0  # the position the reader reads from (the last scheduling's start)
 
     def plan(self, order: Sequence[int] | npt.NDArray[np.int64]) -> None:
         """Use chunks in ``order`` from now on (each chunk's first use); start fetching."""
@@ -86,7 +89,9 @@ class Prefetcher:
     def _schedule(self, start: int) -> None:
         wanted = 0 if self._ahead is None else self._ahead()
         most = max(self._depth, MOST_AHEAD) if wanted else self._depth
+        submitted: list[Future[str]] = []
         with self._lock:
+            self._reading = start
             upcoming = self._order[start : start + most + 1].tolist()
             planned = 0
             for position, chunk in enumerate(upcoming, start):
@@ -99,8 +104,20 @@ class Prefetcher:
                         threads = max(self._depth, MOST_AHEAD) if self._ahead else self._depth
                         self._pool = DaemonPool(threads, "prefetch")
                     call = partial(_in_line, place_in_line(), self._fetch, chunk)
-                    self._futures[chunk] = self._pool.submit(call)
+                    self._futures[chunk] = future = self._pool.submit(call)
                     self._positions[chunk] = position
+                    submitted.append(future)
+        if self._ahead is not None:  # a chunk that arrived leaves room for the next ones
+            for future in submitted:
+                future.add_done_callback(self._arrived)
+
+    def _arrived(self, future: Future[str]) -> None:
+        """A chunk fetched ahead arrived: fetch more, as far ahead as the link now warrants."""
+        if future.cancelled() or future.exception() is not None:
+            return  # the reader raises it when it next asks
+        with self._lock:
+            start = self._reading
+        self._schedule(start)
 
     def fetching(self, chunk: int) -> bool:
         """Whether a fetch of ``chunk`` is scheduled and has not ended."""
