@@ -42,22 +42,23 @@ def test_a_fetch_slower_than_the_timeout_is_a_chunk_wait_timeout(monkeypatch):
 
 
 def test_a_chunk_that_arrives_fetches_more_while_the_reader_still_waits():
-    # Chunk 0 is slow; chunk 1 arrives at once, and the link it measured warrants more: the
-    # next chunks are fetched then, not only once the reader takes chunk 0.
+    # Chunk 1 is slow; chunk 2 arrives at once, and the link it measured warrants more: the
+    # next chunks are fetched then, not only once the reader takes chunk 1.
     release = threading.Event()
     fetched: list[int] = []
     measured = threading.Event()
 
     def fetch(chunk):
         fetched.append(chunk)
-        if chunk == 0:
+        if chunk == 1:
             assert release.wait(10)
-        measured.set()
+        if chunk == 2:
+            measured.set()
         return f"chunk-{chunk}"
 
     prefetcher = Prefetcher(
         fetch,
-        depth=1,
+        depth=2,
         describe=str,
         size=lambda chunk: 1,
         ahead=lambda: 100 if measured.is_set() else 0,
@@ -66,6 +67,41 @@ def test_a_chunk_that_arrives_fetches_more_while_the_reader_still_waits():
     deadline = time.monotonic() + 10
     while len(fetched) < 6 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert sorted(fetched) == list(range(6))  # all six asked for while chunk 0 is in flight
+    assert sorted(fetched) == list(range(6))  # all six asked for while chunk 1 is in flight
     release.set()
     assert [prefetcher.take(chunk) for chunk in range(6)] == [f"chunk-{n}" for n in range(6)]
+
+
+def test_the_first_chunk_of_a_plan_is_fetched_alone_then_the_window_opens():
+    # The reader waits for chunk 0: nothing of its reader shares the link with it. Once it
+    # arrived, the chunks the link warrants are fetched, before the reader takes any.
+    release = threading.Event()
+    fetched: list[int] = []
+
+    def fetch(chunk):
+        fetched.append(chunk)
+        if chunk == 0:
+            assert release.wait(10)
+        return f"chunk-{chunk}"
+
+    prefetcher = Prefetcher(fetch, depth=2, describe=str, size=lambda chunk: 1, ahead=lambda: 4)
+    prefetcher.plan(list(range(8)))
+    time.sleep(0.2)
+    assert fetched == [0]
+    release.set()
+    deadline = time.monotonic() + 10
+    while len(fetched) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sorted(fetched) == [0, 1, 2, 3]  # 4 bytes from the one the reader is at
+    assert [prefetcher.take(chunk) for chunk in range(8)] == [f"chunk-{n}" for n in range(8)]
+
+
+def test_a_local_reader_keeps_its_depth_from_the_start():
+    fetched: list[int] = []
+    prefetcher = Prefetcher(lambda chunk: fetched.append(chunk) or str(chunk), 2, describe=str)
+    prefetcher.plan(list(range(8)))
+    deadline = time.monotonic() + 10
+    while len(fetched) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)
+    assert sorted(fetched) == [0, 1, 2]  # the chunk read and two ahead, never more

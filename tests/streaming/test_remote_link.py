@@ -97,7 +97,10 @@ def test_slowdown_is_absorbed_by_backing_off(link, tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="litdata.engine.storage"):
         ids, blobs = _stream(url, link, tmp_path / "cache")
     assert "reduce your request rate" in caplog.text  # retried, told at INFO: not news
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    # Nothing of ours louder than INFO (an earlier test's s3fs client, collected meanwhile,
+    # may have asyncio log the close of its session on a loop that is gone: not this test's).
+    ours = [r for r in caplog.records if r.name.startswith("litdata")]
+    assert not [r for r in ours if r.levelno >= logging.WARNING]
     _check(ids, blobs, 1500)
     assert link.proxy.stats()["slowdowns"] > 0  # the link did throttle
     _fetched_once(link.log, chunks)

@@ -4,11 +4,12 @@ A reader announces the order it will use chunks in; the prefetcher keeps ``depth
 flight ahead of the one being read, and more while the chunks ahead hold fewer bytes than
 ``ahead()`` asks for: the bytes the link moves in a few seconds, as measured (see
 :meth:`~litdata.engine.cache.chunks.ChunkCache.lookahead`), so a fast link is kept busy and a
-slow one does not fill the cache. With ``ahead``, each chunk that arrives tops the window up
-at once (not only when the reader moves on), so the link is never idle while the reader is
-still busy with a chunk and more were warranted. A chunk that failed in the background raises
-its original exception (and traceback) in the reader as soon as the reader next asks for any
-chunk, never as a later timeout.
+slow one does not fill the cache. With ``ahead``, the first chunk of a plan (the one the
+reader waits for) is fetched alone, with the whole link, and each chunk that arrives tops the
+window up at once (not only when the reader moves on), so the link is never idle while the
+reader is still busy with a chunk and more were warranted. A chunk that failed in the
+background raises its original exception (and traceback) in the reader as soon as the reader
+next asks for any chunk, never as a later timeout.
 
 The order is kept as an int64 array (a worker of a million-chunk epoch announces a quarter
 million chunks: 2 MB, where a list of ints took 10), and each scheduled chunk remembers its
@@ -84,11 +85,15 @@ class Prefetcher:
             flying = np.fromiter(self._futures, dtype=np.int64, count=len(self._futures))
             at = np.flatnonzero(np.isin(self._order, flying)) if len(flying) else flying
             self._positions = dict(zip(self._order[at].tolist(), at.tolist(), strict=True))
-        self._schedule(0)
+            # The reader waits for the first chunk: it is fetched alone, so that the link is
+            # all its own; the window opens as it arrives (``_arrived``).
+            alone = self._ahead is not None and bool(len(self._order))
+            alone = alone and int(self._order[0]) not in self._futures
+        self._schedule(0, alone=alone)
 
-    def _schedule(self, start: int) -> None:
-        wanted = 0 if self._ahead is None else self._ahead()
-        most = max(self._depth, MOST_AHEAD) if wanted else self._depth
+    def _schedule(self, start: int, *, alone: bool = False) -> None:
+        wanted = 0 if self._ahead is None or alone else self._ahead()
+        most = 0 if alone else max(self._depth, MOST_AHEAD) if wanted else self._depth
         submitted: list[Future[str]] = []
         with self._lock:
             self._reading = start
