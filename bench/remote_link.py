@@ -62,8 +62,13 @@ SYSTEMS = ("ours", "litdata", "mosaic", "limit", "local")
 # -- the parent ---------------------------------------------------------------------------------
 import peers  # noqa: E402
 import remote  # noqa: E402
+from launch import before_repo  # noqa: E402
 from link_children import PARALLEL_RANGES, RESULT, WORKLOADS  # noqa: E402
+from rows import BEFORE  # noqa: E402
 from support.link_proxy import DEFAULT_LINK, HARSH_LINK, OPEN_LINK, LinkProxy  # noqa: E402
+
+#: Systems that read ours' objects (``ours-before``: an earlier checkout, for A/B runs).
+ON_OURS = ("limit", "local", BEFORE)
 
 LINKS = {"default": DEFAULT_LINK, "harsh": HARSH_LINK}
 #: The proxy's memory for copies of objects: R4's 2 GB datasets of one system fit, not three.
@@ -77,7 +82,7 @@ def _python(system: str, litdata_python: str | None) -> tuple[str, dict[str, str
         return str(python), peers.peer_env(tmpdir=tmp)
     return str(REPO / ".venv/bin/python"), {
         **os.environ,
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": before_repo() if system == BEFORE else str(REPO),
         "TMPDIR": str(tmp),
     }
 
@@ -108,7 +113,7 @@ def _samples(workload: str, scale: float) -> int:
 
 def prepare(root: Path, system: str, workload: str, samples: int, args: argparse.Namespace) -> Path:
     """The system's local copy of the workload (written once per size), its own writer's."""
-    owner = "ours" if system in ("limit", "local") else system
+    owner = "ours" if system in ON_OURS else system
     out = root / f"{owner}-{workload}-{samples}"
     marker = out / ".link-ready"
     if not marker.exists():
@@ -252,7 +257,8 @@ def child_arguments(
     """What a system's ``stream`` child is told: its dataset, the link, the loader's workers."""
     if system == "limit":  # ours' objects, fetched with ranged GETs, nothing decoded
         return {"url": f"s3://bench/ours/{workload}", "endpoint": endpoint}
-    url = str(local_copies[workload]) if system == "local" else f"s3://bench/{system}/{workload}"
+    owner = "ours" if system in ON_OURS else system
+    url = str(local_copies[workload]) if system == "local" else f"s3://bench/{owner}/{workload}"
     return {
         "workload": workload,
         "url": url,
@@ -291,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
                 sizes[f"{system}-{workload}"] = _bytes(local)
                 if system == "local":
                     local_copies[workload] = local
-                elif system != "limit":
+                elif system not in ON_OURS:
                     target = f"s3://bench/{system}/{workload}"
                     remote.upload(str(ours_python), moto.endpoint, local, target)
             for link in args.links.split(","):
