@@ -30,6 +30,32 @@ def test_objects_cross_between_processes_in_order(method):
     assert worker.exitcode == 0
 
 
+def _write_many(results, writer, sizes):
+    for n in range(400):
+        size = sizes[n % len(sizes)]
+        results.put((writer, n, bytes([writer]) * size))
+
+
+def test_writers_at_once_never_mix_their_messages():
+    # Four writers at once, messages under and over PIPE_BUF: every message arrives whole,
+    # each writer's in its order. (Skipping the lock for messages a single write carries
+    # fails this: a large message's writes let a small one in between them.)
+    context = direct_context(multiprocessing.get_context("fork"))
+    results = context.Queue()
+    sizes = [10, 3000, 4000, 20_000, 70_000]  # under and over PIPE_BUF, and the pipe itself
+    writers = [context.Process(target=_write_many, args=(results, w, sizes)) for w in range(4)]
+    for writer in writers:
+        writer.start()
+    got = [results.get(timeout=60) for _ in range(4 * 400)]
+    for writer in writers:
+        writer.join(30)
+        assert writer.exitcode == 0
+    for w in range(4):
+        mine = [(n, blob) for who, n, blob in got if who == w]
+        assert [n for n, _ in mine] == list(range(400))
+        assert all(blob == bytes([w]) * sizes[n % len(sizes)] for n, blob in mine)
+
+
 def test_get_waits_for_its_timeout_then_raises_empty():
     q = direct_context(multiprocessing.get_context("fork")).Queue()
     start = time.monotonic()
