@@ -256,6 +256,53 @@ def child_limit(url: str, endpoint: str) -> dict[str, Any]:
     return {"ok": True, "epoch_s": seconds, "first_batch_s": 0.0, "bytes": total}
 
 
+def child_upload_limit(url: str, endpoint: str, source: str) -> dict[str, Any]:
+    """Every file of ``source`` put under ``url``: multipart, ``PARALLEL_RANGES`` parts at once.
+
+    The files are read before the clock starts: this is what the link (and the server behind
+    it) take in, with nothing made on the way.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    import boto3
+    from botocore.config import Config
+
+    config = Config(max_pool_connections=PARALLEL_RANGES * 2, retries={"mode": "standard"})
+    client = boto3.client(
+        "s3", endpoint_url=endpoint, region_name=REGION, config=config, **CREDENTIALS
+    )
+    bucket, _, prefix = url.removeprefix("s3://").partition("/")
+    files = [p for p in sorted(Path(source).iterdir()) if p.is_file() and p.name[0] != "."]
+    payloads = [(f"{prefix}/{p.name}", p.read_bytes()) for p in files]
+    smallest = 5 << 20  # S3's least part but the last
+    start = time.perf_counter()
+    with ThreadPoolExecutor(PARALLEL_RANGES) as pool:
+        for key, data in payloads:
+            step = max(smallest, -(-len(data) // PARALLEL_RANGES))
+            if len(data) <= step:
+                client.put_object(Bucket=bucket, Key=key, Body=data)
+                continue
+            upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+
+            def put(
+                number: int, key: str = key, data: bytes = data, step: int = step, job: str = upload
+            ) -> Any:
+                body = data[(number - 1) * step : number * step]
+                answer = client.upload_part(
+                    Bucket=bucket, Key=key, UploadId=job, PartNumber=number, Body=body
+                )
+                return {"PartNumber": number, "ETag": answer["ETag"]}
+
+            parts = list(pool.map(put, range(1, -(-len(data) // step) + 1)))
+            client.complete_multipart_upload(
+                Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts}
+            )
+    seconds = time.perf_counter() - start
+    total = sum(len(data) for _, data in payloads)
+    return {"ok": True, "epoch_s": seconds, "first_batch_s": 0.0, "bytes": total}
+
+
 def child_upload(
     system: str, workload: str, url: str, endpoint: str, samples: int
 ) -> dict[str, Any]:
@@ -274,6 +321,8 @@ def child_main(argv: list[str]) -> int:
         result = child_limit(arguments["url"], arguments["endpoint"])
     elif action == "stream":
         result = child_stream(system, **arguments)
+    elif system == "limit":
+        result = child_upload_limit(arguments["url"], arguments["endpoint"], arguments["source"])
     else:
         result = child_upload(system, **arguments)
     print(RESULT + json.dumps(result), flush=True)

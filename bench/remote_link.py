@@ -371,26 +371,30 @@ def write(
 
 
 def upload_rows(proxy: LinkProxy, args: argparse.Namespace, sizes: dict[str, int]) -> str:
-    """``optimize`` of R1 to S3 through each link: ours vs LitData."""
+    """``optimize`` of R1 to S3 through each link: ours vs LitData vs the link's limit.
+
+    The limit puts ours' R1 files, read beforehand, with ``PARALLEL_RANGES`` multipart parts
+    at once: what the link and the server behind it take in when nothing is made on the way.
+    """
     samples = _samples("R1", args.scale)
+    source = prepare(peers.scratch_dir() / "remote-link", "limit", "R1", samples, args)
     lines = [
         "| link | system | MB/s | s | requests | 503s | proxy CPU s | ok |",
         "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for link in args.links.split(","):
-        for system in ("ours", "litdata"):
+        for system in ("ours", "litdata", "limit"):
             runs = []
             for rep in range(args.upload_repeats or args.repeats):
                 proxy.settings = LINKS[link]
                 proxy.reset_log()
                 cpu = proxy.cpu_s()
                 url = f"s3://bench/upload-{system}-{link}-{rep}/R1"
-                arguments = {
-                    "workload": "R1",
-                    "url": url,
-                    "endpoint": proxy.endpoint,
-                    "samples": samples,
-                }
+                arguments: dict[str, Any] = {"url": url, "endpoint": proxy.endpoint}
+                if system == "limit":
+                    arguments["source"] = str(source)
+                else:
+                    arguments.update(workload="R1", samples=samples)
                 result = run_child(system, "upload", arguments, args)
                 stats = proxy.stats()
                 result.update(
@@ -402,7 +406,7 @@ def upload_rows(proxy: LinkProxy, args: argparse.Namespace, sizes: dict[str, int
                 runs.append(result)
             proxy.settings = OPEN_LINK
             seconds = _median(runs, "epoch_s")
-            size = sizes.get(f"{system}-R1") or sizes.get("ours-R1") or 0
+            size = sizes.get(f"{system}-R1") or _bytes(source)
             mb_s = size / 1e6 / seconds if seconds else None
             ok = sum(bool(r.get("ok")) for r in runs)
             errors = "; ".join(str(r.get("error"))[:80] for r in runs if not r.get("ok"))
