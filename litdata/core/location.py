@@ -78,6 +78,10 @@ class Store(Protocol):
         """Whether an object exists at ``url``."""
         ...
 
+    def probe(self, url: str) -> bool:
+        """Whether a small object read next if present (an index) exists, in one request."""
+        ...
+
     def list(self, url: str) -> list[str]:
         """The names of the objects directly under the prefix ``url``."""
         ...

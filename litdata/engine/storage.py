@@ -222,16 +222,7 @@ class Storage:
             StorageError: The transfer kept failing.
         """
         if self._probes is not None:
-            if url not in self._probes:
-                handle, fresh = tempfile.mkstemp(dir=self._probe_dir)
-                os.close(handle)
-                try:
-                    self._download(url, fresh, size)
-                except FileNotFoundError:
-                    self._probes[url] = None
-                    raise
-                self._probes[url] = fresh
-            kept = self._probes[url]
+            kept = self._probed(url, size)
             if kept is None:
                 raise FileNotFoundError(f"No object at {url}.")
             shutil.copyfile(kept, local_path)
@@ -260,6 +251,31 @@ class Storage:
         if self._probes is not None and not found:
             self._probes[url] = None
         return found
+
+    def probe(self, url: str) -> bool:
+        """Whether a small object that is read next if present (an index) exists at ``url``.
+
+        Within :meth:`probing`, a remote one is fetched by the same request (one GET, where
+        ``exists`` then ``download`` take a HEAD and a GET: a round trip each); otherwise it
+        is ``exists``. Use ``exists`` for objects that may be large.
+        """
+        if self._probes is None or self.in_place:
+            return self.exists(url)
+        return self._probed(url, None) is not None
+
+    def _probed(self, url: str, size: int | None) -> str | None:
+        """Within :meth:`probing`: the kept copy of ``url`` (fetched once), ``None`` if missing."""
+        probes = self._probes if self._probes is not None else {}
+        if url not in probes:
+            handle, fresh = tempfile.mkstemp(dir=self._probe_dir)
+            os.close(handle)
+            try:
+                self._download(url, fresh, size)
+            except FileNotFoundError:
+                probes[url] = None
+                return None
+            probes[url] = fresh
+        return probes[url]
 
     def list(self, url: str) -> list[str]:
         """The names of the objects directly under the prefix ``url``."""

@@ -34,7 +34,7 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
 
     Per-writer indexes (``<rank>.index.json``) whose merge did not run are merged on open.
     """
-    if index is not None or location.storage.exists(location.join(INDEX_FILENAME)):
+    if index is not None or location.storage.probe(location.join(INDEX_FILENAME)):
         return "chunks"
     if location.pattern is None and rank_index_names(location.storage.list(location.url)):
         return "chunks"

@@ -16,11 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 from support.gloo import run_ranks
 from support.link_proxy import DEFAULT_LINK, LinkSettings, Logged
 from support.links import Link
 
 import litdata as ld
+from litdata.core.errors import DatasetNotFoundError
 from litdata.engine.resolve import resolve
 from litdata.engine.throttle import throttle_of
 
@@ -88,6 +90,18 @@ def test_large_chunks_arrive_as_parallel_ranged_gets(link, tmp_path):
         parts = [e for e in log if e.path.endswith("/" + chunk["filename"]) and e.range]
         assert len(parts) >= 3, parts  # a small first part, then parts of the measured size
         assert len({e.connection for e in parts}) > 1  # in parallel, on several connections
+
+
+def test_opening_a_remote_dataset_asks_for_its_index_once(link, tmp_path):
+    """Finding the format and reading the index take one GET of index.json, no HEAD first."""
+    url, _ = _publish(link, tmp_path, 40, "64KB")
+    ds = ld.StreamingDataset(url, storage_options=link.storage_options, cache_dir=str(tmp_path))
+    assert len(ds) == 40
+    asked = [(e.method, e.status) for e in link.log if e.path.split("?")[0].endswith("/index.json")]
+    assert asked == [("GET", 200)]
+    missing = link.url(link.new_bucket(), "nothing")
+    with pytest.raises(DatasetNotFoundError, match="nothing"):
+        ld.StreamingDataset(missing, storage_options=link.storage_options, cache_dir=str(tmp_path))
 
 
 def test_slowdown_is_absorbed_by_backing_off(link, tmp_path, caplog):

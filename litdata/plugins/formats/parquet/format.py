@@ -47,7 +47,7 @@ class ParquetFormat:
             DatasetNotFoundError: No Parquet file (matching the location's pattern) is there.
             DatasetFormatError: A file is not readable Parquet, or the schemas differ.
         """
-        if location.storage.exists(location.join(INDEX_FILENAME)):
+        if location.storage.probe(location.join(INDEX_FILENAME)):
             data = location.read(INDEX_FILENAME)
             if _MARK in data:
                 return index_from_bytes(data, location.join(INDEX_FILENAME))
@@ -77,7 +77,7 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
     """``parquet`` for a Parquet index, or a folder (or glob) of ``.parquet`` files."""
     if index is not None:
         return ParquetFormat.name if index.config.item_loader == LOADER_NAME else None
-    if location.storage.exists(location.join(INDEX_FILENAME)):
+    if location.storage.probe(location.join(INDEX_FILENAME)):
         head, tail = location.read_ends(INDEX_FILENAME, _SNIFF)  # keys sorted: config is last
         found = _MARK in head or _MARK in tail
         return ParquetFormat.name if found else None
