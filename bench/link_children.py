@@ -226,17 +226,22 @@ def _allow_http_obstore() -> None:
         options["allow_http"] = "true"
 
 
-def child_limit(url: str, endpoint: str) -> dict[str, Any]:
-    """Every object under ``url`` with ``PARALLEL_RANGES`` ranged GETs at once, in turn."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def _s3_client(endpoint: str) -> Any:
+    """A boto3 S3 client at ``endpoint`` with connections for ``PARALLEL_RANGES`` requests."""
     import boto3
     from botocore.config import Config
 
     config = Config(max_pool_connections=PARALLEL_RANGES * 2, retries={"mode": "standard"})
-    client = boto3.client(
+    return boto3.client(
         "s3", endpoint_url=endpoint, region_name=REGION, config=config, **CREDENTIALS
     )
+
+
+def child_limit(url: str, endpoint: str) -> dict[str, Any]:
+    """Every object under ``url`` with ``PARALLEL_RANGES`` ranged GETs at once, in turn."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = _s3_client(endpoint)
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
     listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")["Contents"]
     total = 0
@@ -265,13 +270,7 @@ def child_upload_limit(url: str, endpoint: str, source: str) -> dict[str, Any]:
     from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path
 
-    import boto3
-    from botocore.config import Config
-
-    config = Config(max_pool_connections=PARALLEL_RANGES * 2, retries={"mode": "standard"})
-    client = boto3.client(
-        "s3", endpoint_url=endpoint, region_name=REGION, config=config, **CREDENTIALS
-    )
+    client = _s3_client(endpoint)
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
     files = [p for p in sorted(Path(source).iterdir()) if p.is_file() and p.name[0] != "."]
     payloads = [(f"{prefix}/{p.name}", p.read_bytes()) for p in files]

@@ -20,9 +20,12 @@ MB/s (dataset bytes / epoch seconds), fraction of the same run's link limit, fir
 requests and 503s through the proxy, peak bytes in the cache dir, the proxy's CPU seconds.
 ``cold``: an empty cache dir; ``warm``: the same dir in a new process after the cold epoch.
 ``local`` (a system): ours streaming the local copy the datasets were uploaded from, with no
-link, to compare warm epochs with.
+link, to compare warm epochs with. ``ours-before``: ours at an earlier checkout
+(``LITDATA_BENCH_BEFORE``) on ours' objects, alternating with ``ours`` in each repeat (A/B runs
+differ less than separate runs of the same code).
 
-The ``upload`` rows time ``optimize`` of R1 to ``s3://`` through the link: ours vs LitData.
+The ``upload`` rows time ``optimize`` of R1 to ``s3://`` through the link: ours vs LitData vs
+the write limit (ours' files put as 8 multipart parts at once).
 
     python bench/remote_link.py [--quick] [--workloads R1,R3,R4] [--links default,harsh]
         [--workers 0,2,4] [--caches cold,warm] [--systems ours,litdata,mosaic,limit]
@@ -337,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
                                 )
                             shutil.rmtree(cache, ignore_errors=True)
             proxy.settings = OPEN_LINK
-        uploads = upload_rows(proxy, args, sizes) if not args.no_upload else ""
+        uploads = upload_rows(proxy, args, sizes, root) if not args.no_upload else ""
     text = write(args, argv, started, clock, cells=cells, sizes=sizes, uploads=uploads)
     print(text)
     return 0
@@ -370,14 +373,16 @@ def write(
     return text
 
 
-def upload_rows(proxy: LinkProxy, args: argparse.Namespace, sizes: dict[str, int]) -> str:
+def upload_rows(
+    proxy: LinkProxy, args: argparse.Namespace, sizes: dict[str, int], root: Path
+) -> str:
     """``optimize`` of R1 to S3 through each link: ours vs LitData vs the link's limit.
 
     The limit puts ours' R1 files, read beforehand, with ``PARALLEL_RANGES`` multipart parts
     at once: what the link and the server behind it take in when nothing is made on the way.
     """
     samples = _samples("R1", args.scale)
-    source = prepare(peers.scratch_dir() / "remote-link", "limit", "R1", samples, args)
+    source = prepare(root, "limit", "R1", samples, args)
     lines = [
         "| link | system | MB/s | s | requests | 503s | proxy CPU s | ok |",
         "|---|---|---:|---:|---:|---:|---:|---|",

@@ -222,7 +222,7 @@ class Storage:
             StorageError: The transfer kept failing.
         """
         if self._probes is not None:
-            kept = self._probed(url, size)
+            kept = self._probed(self._probes, url, size)
             if kept is None:
                 raise FileNotFoundError(f"No object at {url}.")
             shutil.copyfile(kept, local_path)
@@ -261,11 +261,10 @@ class Storage:
         """
         if self._probes is None or self.in_place:
             return self.exists(url)
-        return self._probed(url, None) is not None
+        return self._probed(self._probes, url, None) is not None
 
-    def _probed(self, url: str, size: int | None) -> str | None:
-        """Within :meth:`probing`: the kept copy of ``url`` (fetched once), ``None`` if missing."""
-        probes = self._probes if self._probes is not None else {}
+    def _probed(self, probes: dict[str, str | None], url: str, size: int | None) -> str | None:
+        """The kept copy of ``url`` among ``probes`` (fetched once), ``None`` if missing."""
         if url not in probes:
             handle, fresh = tempfile.mkstemp(dir=self._probe_dir)
             os.close(handle)

@@ -22,7 +22,7 @@ from support.link_proxy import DEFAULT_LINK, LinkSettings, Logged
 from support.links import Link
 
 import litdata as ld
-from litdata.core.errors import DatasetNotFoundError
+from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.engine.resolve import resolve
 from litdata.engine.throttle import throttle_of
 
@@ -102,6 +102,13 @@ def test_opening_a_remote_dataset_asks_for_its_index_once(link, tmp_path):
     missing = link.url(link.new_bucket(), "nothing")
     with pytest.raises(DatasetNotFoundError, match="nothing"):
         ld.StreamingDataset(missing, storage_options=link.storage_options, cache_dir=str(tmp_path))
+    # An index that is not one, fetched by the probe: an error naming it, no dataset.
+    hostile = link.url(link.new_bucket(), "ds")
+    (tmp_path / "garbage.json").write_bytes(b"\x00{not json" * 1000)
+    target = resolve(hostile, storage_options=link.store.storage_options)
+    target.storage.upload(str(tmp_path / "garbage.json"), target.join("index.json"))
+    with pytest.raises(DatasetFormatError, match="index.json"):
+        ld.StreamingDataset(hostile, storage_options=link.storage_options, cache_dir=str(tmp_path))
 
 
 def test_slowdown_is_absorbed_by_backing_off(link, tmp_path, caplog):
