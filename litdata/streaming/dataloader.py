@@ -9,6 +9,7 @@ seen yet.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import warnings
@@ -36,6 +37,7 @@ from litdata.streaming.collate import litdata_collate
 from litdata.streaming.control import BatchControl, schedule_of
 from litdata.streaming.direct_queue import direct_context
 from litdata.streaming.distributed import rank_and_world
+from litdata.streaming.interrupts import held_while_starting, let_in
 from litdata.streaming.provenance import unplannable, with_ids
 from litdata.streaming.provenance_log import ProvenanceLog
 from litdata.streaming.reprs import length_of, render
@@ -273,17 +275,19 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
                 timeout=self.timeout,
             )
         # The workers start now, from this thread; each holds a lifeline to this process
-        # first, so that none outlives it, then runs the user's ``worker_init_fn``.
+        # first, so that none outlives it, lets Ctrl-C in, then runs the user's
+        # ``worker_init_fn``.
         init = self.worker_init_fn
         if self.num_workers > 0:
             rank = rank_and_world()[0]
             then = init if self._profile is None else WorkerStart(self._profile, init, rank)
-            self.worker_init_fn = Lifeline.to_this_thread(then=then)
+            self.worker_init_fn = Lifeline.to_this_thread(then=functools.partial(let_in, then))
         chosen = self.multiprocessing_context
         if self.num_workers > 0:  # requests and results without feeder threads
             self.multiprocessing_context = direct_context(chosen or multiprocessing.get_context())
         try:
-            iterator = super()._get_iterator()
+            with held_while_starting():  # Ctrl-C reaches the workers once they can take it
+                iterator = super()._get_iterator()
         finally:
             self.worker_init_fn = init
             self.multiprocessing_context = chosen

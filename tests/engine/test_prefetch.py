@@ -105,3 +105,29 @@ def test_a_local_reader_keeps_its_depth_from_the_start():
         time.sleep(0.01)
     time.sleep(0.1)
     assert sorted(fetched) == [0, 1, 2]  # the chunk read and two ahead, never more
+
+
+def test_a_chunk_that_failed_is_not_fetched_again_by_a_later_arrival():
+    # Chunk 1 fails and the reader is told; chunk 2 arrives after that. Its arrival tops
+    # the window up, and must not fetch chunk 1 again (a second failure, a second crash).
+    release = threading.Event()
+    fetched: list[int] = []
+
+    def fetch(chunk):
+        fetched.append(chunk)
+        if chunk == 1:
+            raise OSError("chunk 1 is corrupt")
+        if chunk == 2:
+            assert release.wait(10)
+        return f"chunk-{chunk}"
+
+    prefetcher = Prefetcher(fetch, depth=2, describe=str, size=lambda chunk: 1, ahead=lambda: 0)
+    prefetcher.plan(list(range(4)))
+    deadline = time.monotonic() + 10
+    while 2 not in fetched and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(OSError, match="chunk 1 is corrupt"):
+        prefetcher.take(0)
+    release.set()
+    time.sleep(0.3)
+    assert fetched.count(1) == 1

@@ -74,6 +74,7 @@ class Prefetcher:
         self._futures: dict[int, Future[str]] = {}
         self._positions: dict[int, int] = {}  # where each scheduled chunk is in the order
         self._reading = 0  # the position the reader reads from (the last scheduling's start)
+        self._broken = False  # a failure reached the reader: no top-ups until the next plan
 
     def plan(self, order: Sequence[int] | npt.NDArray[np.int64]) -> None:
         """Use chunks in ``order`` from now on (each chunk's first use); start fetching."""
@@ -85,6 +86,7 @@ class Prefetcher:
             flying = np.fromiter(self._futures, dtype=np.int64, count=len(self._futures))
             at = np.flatnonzero(np.isin(self._order, flying)) if len(flying) else flying
             self._positions = dict(zip(self._order[at].tolist(), at.tolist(), strict=True))
+            self._broken = False
             # The reader waits for the first chunk: it is fetched alone, so that the link is
             # all its own; the window opens as it arrives (``_arrived``).
             alone = self._ahead is not None and bool(len(self._order))
@@ -121,8 +123,9 @@ class Prefetcher:
         if future.cancelled() or future.exception() is not None:
             return  # the reader raises it when it next asks
         with self._lock:
-            start = self._reading
-        self._schedule(start)
+            start, broken = self._reading, self._broken
+        if not broken:  # else the failed chunk, forgotten once raised, would be fetched again
+            self._schedule(start)
 
     def fetching(self, chunk: int) -> bool:
         """Whether a fetch of ``chunk`` is scheduled and has not ended."""
@@ -163,6 +166,7 @@ class Prefetcher:
         with self._lock:
             failed = [chunk for chunk, future in self._futures.items() if _failed(future)]
             futures = [self._futures.pop(chunk) for chunk in failed]
+            self._broken = self._broken or bool(failed)
             for chunk in failed:
                 self._positions.pop(chunk, None)
         for future in futures:
