@@ -131,3 +131,40 @@ def test_a_chunk_that_failed_is_not_fetched_again_by_a_later_arrival():
     release.set()
     time.sleep(0.3)
     assert fetched.count(1) == 1
+
+
+def test_a_chunk_that_fails_while_the_reader_waits_for_it_is_not_fetched_again():
+    # The reader waits in take(2) when chunk 2 fails; chunk 3 arrives after that and tops the
+    # window up: from after chunk 2, which the reader took, never chunk 2 again.
+    gates = {2: threading.Event(), 3: threading.Event()}
+    fetched: list[int] = []
+
+    def fetch(chunk):
+        fetched.append(chunk)
+        if chunk in gates:
+            assert gates[chunk].wait(10)
+        if chunk == 2:
+            raise OSError("chunk 2 is corrupt")
+        return f"chunk-{chunk}"
+
+    prefetcher = Prefetcher(fetch, depth=2, describe=str, size=lambda chunk: 1, ahead=lambda: 0)
+    prefetcher.plan(list(range(6)))
+    assert prefetcher.take(0) == "chunk-0"
+    assert prefetcher.take(1) == "chunk-1"
+    failure: list[BaseException] = []
+
+    def read_chunk_2():
+        try:
+            prefetcher.take(2)
+        except OSError as error:
+            failure.append(error)
+
+    reader = threading.Thread(target=read_chunk_2)
+    reader.start()
+    time.sleep(0.1)
+    gates[2].set()
+    reader.join(10)
+    assert failure
+    gates[3].set()
+    time.sleep(0.3)
+    assert fetched.count(2) == 1

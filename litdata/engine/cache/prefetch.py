@@ -74,7 +74,7 @@ class Prefetcher:
         self._futures: dict[int, Future[str]] = {}
         self._positions: dict[int, int] = {}  # where each scheduled chunk is in the order
         self._reading = 0  # the position the reader reads from (the last scheduling's start)
-        self._broken = False  # a failure reached the reader: no top-ups until the next plan
+        self._broken = False  # a fetch failed: no top-ups until the next plan
 
     def plan(self, order: Sequence[int] | npt.NDArray[np.int64]) -> None:
         """Use chunks in ``order`` from now on (each chunk's first use); start fetching."""
@@ -120,8 +120,12 @@ class Prefetcher:
 
     def _arrived(self, future: Future[str]) -> None:
         """A chunk fetched ahead arrived: fetch more, as far ahead as the link now warrants."""
-        if future.cancelled() or future.exception() is not None:
-            return  # the reader raises it when it next asks
+        if future.cancelled():
+            return
+        if future.exception() is not None:  # the reader raises it when it next asks
+            with self._lock:
+                self._broken = True
+            return
         with self._lock:
             start, broken = self._reading, self._broken
         if not broken:  # else the failed chunk, forgotten once raised, would be fetched again
@@ -145,6 +149,8 @@ class Prefetcher:
         with self._lock:
             future = self._futures.pop(chunk, None)
             position = self._positions.pop(chunk, None)
+            if position is not None:  # taken: arrivals top up from after it, never it again
+                self._reading = position + 1
         if future is None:
             return None
         try:
