@@ -46,6 +46,7 @@ from litdata.plugins.storage._multipart import ParallelUpload, transient
 from litdata.plugins.storage._network import network_error, request_timeouts
 
 s3fs = require("s3fs", extra="s3", purpose="The s3 storage backend")
+from fsspec.asyn import sync_wrapper  # noqa: E402  # s3fs's own dependency
 
 __all__ = ["S3Storage", "s3fs_options"]
 
@@ -103,8 +104,53 @@ def _config_defaults() -> dict[str, Any]:
     }
 
 
-#: s3fs with its own retry loop off (as botocore's is): the core retries.
-_FileSystem = type("S3FileSystem", (s3fs.S3FileSystem,), {"retries": 1})
+_LOADERS: dict[str | None, Any] = {}
+
+
+def _loader(data_path: str | None) -> Any:
+    """This process's botocore data loader for ``data_path``, shared by every S3 session.
+
+    A new session parses botocore's S3 model and endpoint rules (tens of milliseconds of
+    CPU); with one loader they are parsed once per process, and a forked DataLoader worker
+    finds them parsed by its parent.
+    """
+    from botocore.loaders import create_loader
+
+    found = _LOADERS.get(data_path)
+    if found is None:
+        found = _LOADERS[data_path] = create_loader(data_path)
+    return found
+
+
+_S3FileSystem: Any = s3fs.S3FileSystem
+
+
+class _FileSystem(_S3FileSystem):  # type: ignore[misc]
+    """s3fs, its own retry loop off (as botocore's is: the core retries), its models shared.
+
+    Its session takes botocore's models from the process's shared loader (:func:`_loader`).
+    """
+
+    retries = 1
+    session: Any
+
+    async def set_session(self, refresh: bool = False, kwargs: Mapping[str, Any] = {}) -> Any:
+        """s3fs's client, its session made here the first time."""
+        if self.session is None:
+            from aiobotocore.session import AioSession
+
+            session = AioSession(**self.kwargs)
+            session.register_component(
+                "data_loader", _loader(session.get_config_variable("data_path"))
+            )
+            self.session = session
+            self._session_is_owned = True
+        return await super().set_session(refresh, dict(kwargs))
+
+    _connect = set_session
+    connect = sync_wrapper(set_session)
+
+
 #: ``get_file`` in one streamed GET (s3fs >= 2024.12 splits large objects into concurrent
 #: ranged GETs held in memory unless told not to; earlier versions always stream).
 _SEQUENTIAL_GET: dict[str, Any] = (
