@@ -19,6 +19,7 @@ __all__ = [
     "checked_mode",
     "flag",
     "integer",
+    "max_metadata_bytes",
     "plugin_autoload",
     "ranged_reads_setting",
     "ranks_dir",
@@ -130,6 +131,18 @@ def storage_timeout() -> float:
         ValueError: The variable is set to something that is not an integer.
     """
     return float(integer("LITDATA_STORAGE_TIMEOUT", 30, minimum=1))
+
+
+def max_metadata_bytes() -> int:
+    """``LITDATA_MAX_METADATA_BYTES``: the largest index or other metadata file read (2 GiB).
+
+    An ``index.json`` is parsed whole in memory, so a bigger file is refused before it is
+    read: one from someone else's bucket must not decide how much memory a reader takes.
+
+    Raises:
+        ValueError: The variable is set to something that is not an integer.
+    """
+    return integer("LITDATA_MAX_METADATA_BYTES", 2 << 30, minimum=1)
 
 
 def connection_budget() -> int:

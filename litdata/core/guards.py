@@ -4,7 +4,9 @@ Every index, shard table and listing comes from someone else's bucket. Whatever 
 about a path (a chunk's file name, an MDS basename, ``updated_at``, which names the dataset's
 cache folder) is checked here before it is joined to anything, and every path it leads to is
 checked again once resolved (symlinks followed) to stay inside its dataset or cache folder. A
-violation is a ``DatasetFormatError`` naming the file, the field and the value.
+violation is a ``DatasetFormatError`` naming the file, the field and the value. A metadata
+file (an index, a shard table) is read only when its size is within
+``LITDATA_MAX_METADATA_BYTES``.
 """
 
 from __future__ import annotations
@@ -14,15 +16,18 @@ import re
 import stat
 from typing import Any
 
+from litdata.core.config import max_metadata_bytes
 from litdata.core.errors import DatasetFormatError
 
 __all__ = [
     "check_count",
     "check_member",
+    "check_metadata_size",
     "check_version",
     "inside",
     "is_count",
     "is_member",
+    "read_metadata",
 ]
 
 #: A version token: what ``updated_at`` may be (``str(time.time())``, a short digest...).
@@ -153,3 +158,37 @@ def inside(root: str | os.PathLike[str], *names: str, where: str) -> str:
             f"into the folder instead of linking it."
         )
     return path
+
+
+def check_metadata_size(size: int, *, where: str) -> None:
+    """Refuse a metadata file of ``size`` bytes that is too big to parse (before reading it).
+
+    Raises:
+        DatasetFormatError: ``size`` is more than ``LITDATA_MAX_METADATA_BYTES``.
+    """
+    limit = max_metadata_bytes()
+    if size > limit:
+        raise DatasetFormatError(
+            f"{where} is {size:,} bytes, more than the {limit:,} a metadata file may hold; it "
+            f"was not read. It is not an index litdata would write: check the path, or raise "
+            f"LITDATA_MAX_METADATA_BYTES if the file is trusted."
+        )
+
+
+def read_metadata(path: str | os.PathLike[str], *, where: str) -> bytes:
+    """The bytes of the metadata file at ``path``, refused unread when it is too big to parse.
+
+    Args:
+        path: The local file (a remote object is downloaded first).
+        where: The object as the user knows it (its URL), for the message.
+
+    Raises:
+        FileNotFoundError: There is no such file.
+        DatasetFormatError: The file is larger than ``LITDATA_MAX_METADATA_BYTES``.
+    """
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        check_metadata_size(size, where=where)
+        data = handle.read(size + 1)  # no more: it may have grown meanwhile
+    check_metadata_size(len(data), where=where)
+    return data

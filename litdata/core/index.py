@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
-from litdata.core.guards import check_count, check_member, check_version, is_member
+from litdata.core.guards import (
+    check_count,
+    check_member,
+    check_version,
+    is_member,
+    read_metadata,
+)
 from litdata.core.publish import publish_bytes
 
 __all__ = [
@@ -397,7 +403,7 @@ def load_index(path: str | os.PathLike[str]) -> DatasetIndex:
     if path.is_dir():
         path = path / INDEX_FILENAME
     try:
-        data = path.read_bytes()
+        data = read_metadata(path, where=str(path))
     except FileNotFoundError:
         raise DatasetNotFoundError(
             f"No dataset at {path.parent}: {path.name} does not exist. Did optimize() finish? "

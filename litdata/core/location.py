@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from litdata.core.guards import read_metadata
 from litdata.core.publish import publish_bytes
 
 __all__ = ["Location", "Store", "is_url", "scheme_of"]
@@ -149,18 +150,19 @@ class Location:
         return Location(self.join(name), self.backend, self.storage)
 
     def read(self, name: str) -> bytes:
-        """The bytes of the object ``name`` inside this location (downloaded when remote).
+        """The bytes of the metadata object ``name`` inside this location (downloaded if remote).
 
         Raises:
             FileNotFoundError: There is no such object.
+            DatasetFormatError: It is larger than ``LITDATA_MAX_METADATA_BYTES``.
         """
         local = self.local_path
         if local is not None:
-            return Path(local, name).read_bytes()
+            return read_metadata(os.path.join(local, name), where=self.join(name))
         with tempfile.TemporaryDirectory(prefix="litdata-") as scratch:
             target = os.path.join(scratch, "object")
             self.storage.download(self.join(name), target)
-            return Path(target).read_bytes()
+            return read_metadata(target, where=self.join(name))
 
     def read_ends(self, name: str, size: int) -> tuple[bytes, bytes]:
         """The first and the last ``size`` bytes of the object ``name`` (each whole if shorter).

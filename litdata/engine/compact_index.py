@@ -45,6 +45,7 @@ from litdata.core.compact import (
     map_compact,
 )
 from litdata.core.errors import DatasetFormatError, StorageError
+from litdata.core.guards import check_metadata_size
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
@@ -112,9 +113,15 @@ def _fetched(location: Location, home: Path, mode: int, offline: bool) -> bytes:
 
 
 def _file_digest(path: str) -> bytes:
-    """:func:`index_digest` of a file, hashed where the page cache holds it (no copy)."""
+    """:func:`index_digest` of a file, hashed where the page cache holds it (no copy).
+
+    Raises:
+        DatasetFormatError: The file is larger than an index may be.
+    """
     with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
+        size = os.fstat(handle.fileno()).st_size
+        check_metadata_size(size, where=path)
+        if size == 0:
             return index_digest(b"")
         with (
             mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped,

@@ -14,7 +14,8 @@ import pytest
 from hostile import forge
 
 import litdata as ld
-from litdata.core.errors import ChunkCorruptError
+from litdata.core.errors import ChunkCorruptError, DatasetFormatError
+from litdata.engine.resolve import resolve
 
 #: The address space a reader of a hostile dataset may use (torch alone maps ~650 MB).
 MEMORY_LIMIT = 1536 << 20
@@ -131,3 +132,42 @@ def test_mds_samples_are_bounded_by_the_shard(tmp_path, record):
     assert output.startswith("ERROR DatasetFormatError"), output
     assert "samples" in output
     record("DatasetFormatError naming shards[0].samples")
+
+
+def _padded(folder: Path, size: int) -> None:
+    """``folder``'s index rewritten as ``size`` bytes of valid JSON (whitespace after it)."""
+    index = folder / "index.json"
+    data = index.read_bytes()
+    index.write_bytes(data + b" " * (size - len(data)))
+
+
+@pytest.mark.fault("index.json of 3 GB (sparse; memory capped at 1.5 GiB)")
+def test_a_huge_index_is_refused_unread(tmp_path, record):
+    folder = forge.dataset(tmp_path / "ds")
+    with open(folder / "index.json", "r+b") as index:
+        index.truncate(3 << 30)
+    output = _read_bounded(folder, record, workers=2)
+    assert output.startswith("ERROR DatasetFormatError"), output
+    assert f"{3 << 30:,} bytes" in output
+    assert "LITDATA_MAX_METADATA_BYTES" in output
+    record("DatasetFormatError at open naming the file, its size and the setting; nothing read")
+
+
+@pytest.mark.fault("remote index.json over LITDATA_MAX_METADATA_BYTES")
+def test_a_remote_index_over_the_limit_names_its_url(tmp_path, s3_server, monkeypatch, record):
+    local = forge.dataset(tmp_path / "src")
+    _padded(local, 1 << 20)
+    url = s3_server.url(s3_server.new_bucket(), "ds")
+    remote = resolve(url, storage_options=s3_server.storage_options)
+    for path in local.iterdir():
+        remote.storage.upload(str(path), remote.join(path.name))
+    options = {"cache_dir": str(tmp_path / "cache"), "storage_options": s3_server.storage_options}
+    monkeypatch.setenv("LITDATA_MAX_METADATA_BYTES", str(1 << 16))
+    record.start()
+    with pytest.raises(DatasetFormatError, match="LITDATA_MAX_METADATA_BYTES") as error:
+        ld.StreamingDataset(url, **options)
+    record.failed()
+    assert f"{url}/index.json is {1 << 20:,} bytes" in str(error.value)
+    monkeypatch.setenv("LITDATA_MAX_METADATA_BYTES", str(1 << 20))
+    assert len(ld.StreamingDataset(url, **options)) == len(ld.StreamingDataset(str(local)))
+    record("DatasetFormatError naming the URL and its size; read once the limit allows it")
