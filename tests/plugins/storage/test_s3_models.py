@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import os
+
+import botocore
 
 from litdata.plugins.storage.s3 import S3Storage
 
@@ -34,3 +37,29 @@ def test_sessions_share_the_parsed_models_across_filesystems_and_forks():
     answer = os.read(read, 1)
     os.waitpid(pid, 0)
     assert answer == b"1"
+
+
+def test_model_files_are_parsed_without_garbage_collections():
+    loader = _loader_of(S3Storage(OPTIONS))
+    rules = os.path.join(os.path.dirname(botocore.__file__), "data", "s3", "2006-03-01")
+    path = os.path.join(rules, "endpoint-rule-set-1")
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(seen)
+    gc.set_threshold(1)  # a collection every allocation, while collecting
+    try:
+        parsed = loader.file_loader.load_file(path)
+        during = len(collections)
+        [object() for _ in range(10)]  # collecting again once parsed
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(seen)
+    assert parsed["version"]  # the endpoint rules, parsed
+    assert during == 0
+    assert gc.isenabled()
+    assert len(collections) > during
