@@ -41,27 +41,35 @@ def test_a_fetch_slower_than_the_timeout_is_a_chunk_wait_timeout(monkeypatch):
     assert (type(again), str(again)) == (ChunkWaitTimeoutError, str(caught.value))
 
 
+class _Gated:
+    """A fetch that records each chunk, waits at its gate (if any), and fails on ``failing``."""
+
+    def __init__(self, gates: dict[int, threading.Event], failing: int | None = None) -> None:
+        self.gates = gates
+        self.failing = failing
+        self.fetched: list[int] = []
+
+    def __call__(self, chunk: int) -> str:
+        self.fetched.append(chunk)
+        if chunk in self.gates:
+            assert self.gates[chunk].wait(10)
+        if chunk == self.failing:
+            raise OSError(f"chunk {chunk} is corrupt")
+        return f"chunk-{chunk}"
+
+
 def test_a_chunk_that_arrives_fetches_more_while_the_reader_still_waits():
     # Chunk 1 is slow; chunk 2 arrives at once, and the link it measured warrants more: the
     # next chunks are fetched then, not only once the reader takes chunk 1.
     release = threading.Event()
-    fetched: list[int] = []
-    measured = threading.Event()
-
-    def fetch(chunk):
-        fetched.append(chunk)
-        if chunk == 1:
-            assert release.wait(10)
-        if chunk == 2:
-            measured.set()
-        return f"chunk-{chunk}"
-
+    fetch = _Gated({1: release})
+    fetched = fetch.fetched
     prefetcher = Prefetcher(
         fetch,
         depth=2,
         describe=str,
         size=lambda chunk: 1,
-        ahead=lambda: 100 if measured.is_set() else 0,
+        ahead=lambda: 100 if 2 in fetched else 0,  # what chunk 2 measured warrants more
     )
     prefetcher.plan(list(range(6)))
     deadline = time.monotonic() + 10
@@ -76,14 +84,8 @@ def test_the_first_chunk_of_a_plan_is_fetched_alone_then_the_window_opens():
     # The reader waits for chunk 0: nothing of its reader shares the link with it. Once it
     # arrived, the chunks the link warrants are fetched, before the reader takes any.
     release = threading.Event()
-    fetched: list[int] = []
-
-    def fetch(chunk):
-        fetched.append(chunk)
-        if chunk == 0:
-            assert release.wait(10)
-        return f"chunk-{chunk}"
-
+    fetch = _Gated({0: release})
+    fetched = fetch.fetched
     prefetcher = Prefetcher(fetch, depth=2, describe=str, size=lambda chunk: 1, ahead=lambda: 4)
     prefetcher.plan(list(range(8)))
     time.sleep(0.2)
@@ -111,16 +113,8 @@ def test_a_chunk_that_failed_is_not_fetched_again_by_a_later_arrival():
     # Chunk 1 fails and the reader is told; chunk 2 arrives after that. Its arrival tops
     # the window up, and must not fetch chunk 1 again (a second failure, a second crash).
     release = threading.Event()
-    fetched: list[int] = []
-
-    def fetch(chunk):
-        fetched.append(chunk)
-        if chunk == 1:
-            raise OSError("chunk 1 is corrupt")
-        if chunk == 2:
-            assert release.wait(10)
-        return f"chunk-{chunk}"
-
+    fetch = _Gated({2: release}, failing=1)
+    fetched = fetch.fetched
     prefetcher = Prefetcher(fetch, depth=2, describe=str, size=lambda chunk: 1, ahead=lambda: 0)
     prefetcher.plan(list(range(4)))
     deadline = time.monotonic() + 10
@@ -137,16 +131,8 @@ def test_a_chunk_that_fails_while_the_reader_waits_for_it_is_not_fetched_again()
     # The reader waits in take(2) when chunk 2 fails; chunk 3 arrives after that and tops the
     # window up: from after chunk 2, which the reader took, never chunk 2 again.
     gates = {2: threading.Event(), 3: threading.Event()}
-    fetched: list[int] = []
-
-    def fetch(chunk):
-        fetched.append(chunk)
-        if chunk in gates:
-            assert gates[chunk].wait(10)
-        if chunk == 2:
-            raise OSError("chunk 2 is corrupt")
-        return f"chunk-{chunk}"
-
+    fetch = _Gated(gates, failing=2)
+    fetched = fetch.fetched
     prefetcher = Prefetcher(fetch, depth=2, describe=str, size=lambda chunk: 1, ahead=lambda: 0)
     prefetcher.plan(list(range(6)))
     assert prefetcher.take(0) == "chunk-0"
