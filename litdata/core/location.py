@@ -156,13 +156,28 @@ class Location:
             FileNotFoundError: There is no such object.
             DatasetFormatError: It is larger than ``LITDATA_MAX_METADATA_BYTES``.
         """
+        return self._read(name, metadata=True)
+
+    def read_file(self, name: str) -> bytes:
+        """The bytes of the object ``name`` whatever its size (a raw dataset's sample file).
+
+        Raises:
+            FileNotFoundError: There is no such object.
+        """
+        return self._read(name, metadata=False)
+
+    def _read(self, name: str, *, metadata: bool) -> bytes:
         local = self.local_path
-        if local is not None:
-            return read_metadata(os.path.join(local, name), where=self.join(name))
-        with tempfile.TemporaryDirectory(prefix="litdata-") as scratch:
-            target = os.path.join(scratch, "object")
-            self.storage.download(self.join(name), target)
-            return read_metadata(target, where=self.join(name))
+        with contextlib.ExitStack() as stack:
+            if local is not None:
+                path = os.path.join(local, name)
+            else:
+                scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="litdata-"))
+                path = os.path.join(scratch, "object")
+                self.storage.download(self.join(name), path)
+            if metadata:
+                return read_metadata(path, where=self.join(name))
+            return Path(path).read_bytes()
 
     def read_ends(self, name: str, size: int) -> tuple[bytes, bytes]:
         """The first and the last ``size`` bytes of the object ``name`` (each whole if shorter).

@@ -168,6 +168,8 @@ def test_a_remote_index_over_the_limit_names_its_url(tmp_path, s3_server, monkey
         ld.StreamingDataset(url, **options)
     record.failed()
     assert f"{url}/index.json is {1 << 20:,} bytes" in str(error.value)
+    # Only metadata is bounded so: a raw dataset's sample file of that size is read whole.
+    assert remote.read_file("index.json") == (local / "index.json").read_bytes()
     monkeypatch.setenv("LITDATA_MAX_METADATA_BYTES", str(1 << 20))
     assert len(ld.StreamingDataset(url, **options)) == len(ld.StreamingDataset(str(local)))
     record("DatasetFormatError naming the URL and its size; read once the limit allows it")

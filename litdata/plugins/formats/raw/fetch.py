@@ -198,7 +198,7 @@ class FileFetcher:
             if self._ranged:
                 return self._read_range(file, 0, file.size)
             folder, _, name = file.path.rpartition("/")
-            return relocate(self.location, folder).read(name)  # a scratch file of its own
+            return relocate(self.location, folder).read_file(name)  # a scratch file of its own
         except FileNotFoundError:
             raise FileNotFoundError(
                 f"{file.path} is listed in the raw index but is gone. Pass "
