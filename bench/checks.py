@@ -1,8 +1,9 @@
 """Cost of the shuffle-order checks: ``CheckedShuffle(FullShuffle())`` vs ``FullShuffle()``.
 
 Every order a shuffle strategy returns is checked to be a permutation where it enters the plan
-(``litdata.streaming.shuffles.CheckedShuffle``). This times, for one epoch, what a reader pays
-for the orders: ``litdata.streaming.plan.epoch_plan`` plus the ``item_order`` of every segment,
+(``litdata.streaming.epoch.shuffles.CheckedShuffle``). This times, for one epoch, what a reader pays
+for the orders: ``litdata.streaming.epoch.plan.epoch_plan`` plus the ``item_order`` of every
+segment,
 with the checked strategy and with the raw one, on W1- and W3-shaped chunk lists and the stream
 row's topologies (0 workers = 1 reader; 2 workers, where each worker computes the whole plan and
 the item orders of its own segments, as ``StreamingDataset.runs`` does). The raw strategy
@@ -66,7 +67,7 @@ def shapes() -> list[tuple[str, str, tuple[int, ...]]]:
 
 def epoch_cost(sizes: Sequence[int], workers: int, batch: int, strategy: Any, epoch: int) -> float:
     """Seconds the slowest reader spends on the plan and its item orders for one epoch."""
-    from litdata.streaming.plan import Topology, epoch_plan
+    from litdata.streaming.epoch.plan import Topology, epoch_plan
 
     topology = Topology(1, workers, batch)
     costs = []
@@ -109,7 +110,7 @@ class AsLists:
 def measure(sizes: Sequence[int], workers: int, batch: int, repeats: int) -> dict[str, float]:
     """Median ms per epoch: raw, raw as lists, checked (interleaved, after one warm-up each)."""
     from litdata.plugins.shuffle.full import FullShuffle
-    from litdata.streaming.shuffles import CheckedShuffle
+    from litdata.streaming.epoch.shuffles import CheckedShuffle
 
     strategies = {
         "raw": FullShuffle(),

@@ -157,7 +157,7 @@ def _plans(path: str, system: str) -> dict[str, float]:
 def _plan(ds: Any, system: str, ranks: int, workers: int) -> None:
     """One reader's share of a shuffled epoch for ``ranks`` x ``workers`` readers."""
     if system == "ours":
-        from litdata.streaming.plan import Topology, worker_plan
+        from litdata.streaming.epoch.plan import Topology, worker_plan
 
         topology = Topology(ranks, workers, BATCH)
         worker_plan(

@@ -17,7 +17,7 @@ compat.install()  # LitData's import paths (litdata.streaming.item_loader, litda
 
 if TYPE_CHECKING:
     from litdata.core.errors import ChunkWaitTimeoutError
-    from litdata.engine.items.pytree import register_namedtuple
+    from litdata.engine.items.treespec import register_namedtuple
     from litdata.engine.items.wrappers import (
         Audio,
         File,
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         Tiff,
         Video,
     )
+    from litdata.engine.native.writer import ChunkWriter
     from litdata.engine.reader import DatasetReader
-    from litdata.engine.writer import ChunkWriter
     from litdata.plugins.formats.hf.datasets import index_hf_dataset, optimize_hf
     from litdata.plugins.formats.parquet.format import index_parquet_dataset
     from litdata.plugins.formats.parquet.rows import ParquetLoader
@@ -52,14 +52,14 @@ if TYPE_CHECKING:
     from litdata.processing.update import dataset_update
     from litdata.processing.walk import walk
     from litdata.processing.write import write_dataset
-    from litdata.streaming.affinity import NumaAffinity, get_gpu_affinity, get_numa_affinity
-    from litdata.streaming.collate import litdata_collate
     from litdata.streaming.composition.combined import CombinedStreamingDataset
     from litdata.streaming.composition.parallel import ParallelStreamingDataset
     from litdata.streaming.dataloader import StreamingDataLoader
     from litdata.streaming.dataset import StreamingDataset
-    from litdata.streaming.schedule import WeightSchedule
+    from litdata.streaming.epoch.schedule import WeightSchedule
     from litdata.streaming.split import train_test_split
+    from litdata.streaming.workers.affinity import NumaAffinity, get_gpu_affinity, get_numa_affinity
+    from litdata.streaming.workers.collate import litdata_collate
 
 __all__ = [
     "Audio",
@@ -115,10 +115,10 @@ __all__ = [
 
 _LAZY = {
     "ChunkWaitTimeoutError": "litdata.core.errors",
-    "NumaAffinity": "litdata.streaming.affinity",
-    "get_gpu_affinity": "litdata.streaming.affinity",
-    "get_numa_affinity": "litdata.streaming.affinity",
-    "ChunkWriter": "litdata.engine.writer",
+    "NumaAffinity": "litdata.streaming.workers.affinity",
+    "get_gpu_affinity": "litdata.streaming.workers.affinity",
+    "get_numa_affinity": "litdata.streaming.workers.affinity",
+    "ChunkWriter": "litdata.engine.native.writer",
     "DatasetReader": "litdata.engine.reader",
     "File": "litdata.engine.items.wrappers",
     "Image": "litdata.engine.items.wrappers",
@@ -136,7 +136,7 @@ _LAZY = {
     "Video": "litdata.engine.items.wrappers",
     "TokensLoader": "litdata.plugins.item_loaders.tokens",
     "TemporalArrayLoader": "litdata.plugins.item_loaders.temporal",
-    "register_namedtuple": "litdata.engine.items.pytree",
+    "register_namedtuple": "litdata.engine.items.treespec",
     "write_dataset": "litdata.processing.write",
     "ParquetLoader": "litdata.plugins.formats.parquet.rows",
     "index_parquet_dataset": "litdata.plugins.formats.parquet.format",
@@ -153,11 +153,11 @@ _LAZY = {
     "walk": "litdata.processing.walk",
     "StreamingDataLoader": "litdata.streaming.dataloader",
     "StreamingDataset": "litdata.streaming.dataset",
-    "litdata_collate": "litdata.streaming.collate",
+    "litdata_collate": "litdata.streaming.workers.collate",
     "CombinedStreamingDataset": "litdata.streaming.composition.combined",
     "ParallelStreamingDataset": "litdata.streaming.composition.parallel",
     "train_test_split": "litdata.streaming.split",
-    "WeightSchedule": "litdata.streaming.schedule",
+    "WeightSchedule": "litdata.streaming.epoch.schedule",
     "StreamingRawDataset": "litdata.plugins.formats.raw.dataset",
     "list_media_folder": "litdata.plugins.formats.raw.media",
     "iter_webdataset_tar": "litdata.plugins.formats.webdataset.tars",

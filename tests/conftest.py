@@ -10,7 +10,7 @@ from support.clusters import dask_client, ray_cluster  # noqa: F401  # session f
 from support.links import link, link_server  # noqa: F401  # link fixtures
 from support.servers import azurite_server, gcs_server, s3_server  # noqa: F401  # session fixtures
 
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 from litdata.testing import rediscover
 
 #: Test files whose tests share one compute cluster: each runs whole in one xdist worker, so
@@ -55,7 +55,7 @@ def fresh_plugins() -> Iterator[None]:
 
 class _isolated:  # used as a context manager, reads like one
     def __enter__(self) -> None:
-        self._contexts = [registry.isolated() for registry in registries.ALL.values()]
+        self._contexts = [registry.isolated() for registry in kinds.ALL.values()]
         for context in self._contexts:
             context.__enter__()
 

@@ -19,7 +19,7 @@ from litdata.core.errors import (
     PluginValidationError,
     SampleDecodeError,
 )
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 from litdata.testing import fake_distribution, rediscover
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -86,7 +86,7 @@ def test_a_serializer_missing_a_method_is_named(install, tmp_path):
     with pytest.warns(LitdataWarning, match=rf"'nodeser'.*{ORIGIN}.*lacks deserialize"):
         ld.write_dataset([{"x": 1}], tmp_path / "ds", chunk_size=1)
     with pytest.raises(PluginValidationError, match=rf"'nodeser'.*{ORIGIN}"):
-        registries.serializers.load("nodeser")
+        kinds.serializers.load("nodeser")
 
 
 def test_a_serializer_returning_garbage_is_named(install, tmp_path):
@@ -252,14 +252,14 @@ class NoDecrypt:
 
 def test_an_encryptor_returning_garbage_or_missing_a_method_is_named(install, tmp_path):
     install(ENCRYPTORS, {"litdata.encryption": {"plain": "Plain", "nodecrypt": "NoDecrypt"}})
-    key = registries.encryption.create("plain")
+    key = kinds.encryption.create("plain")
     with pytest.raises(
         PluginValidationError,
         match=rf"encryption algorithm 'plain' \({ORIGIN}\) returned memoryview from encrypt",
     ):
         ld.write_dataset([1], tmp_path / "ds", chunk_size=1, encryption=key)
     with pytest.raises(PluginValidationError, match=rf"'nodecrypt'.*{ORIGIN}.*lacks decrypt"):
-        registries.encryption.create("nodecrypt")
+        kinds.encryption.create("nodecrypt")
 
 
 EXECUTORS = """

@@ -11,7 +11,7 @@ import tomllib
 
 import litdata
 from litdata.core.protocols import protocol_members
-from litdata.core.registry import known, registries
+from litdata.core.registry import kinds, known
 
 ROOT = Path(__file__).resolve().parents[1]
 DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
@@ -65,12 +65,12 @@ def test_every_plugin_module_is_declared():
     ("kind", "name"),
     [
         (kind, name)
-        for kind, registry in registries.ALL.items()
+        for kind, registry in kinds.ALL.items()
         for name in DECLARED.get(registry.group, {})
     ],
 )
 def test_every_declared_builtin_loads_and_satisfies_its_protocol(kind, name):
-    registry = registries.ALL[kind]
+    registry = kinds.ALL[kind]
     plugin = registry.load(name)
     assert plugin.name == name
     for member in protocol_members(registry.protocol):
@@ -86,12 +86,12 @@ def test_the_builtin_table_is_the_pyproject():
 SOURCE_CHECKOUT = """
 from importlib import metadata
 import litdata as ld
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 assert "litdata" not in {d.metadata["Name"] for d in metadata.distributions()}
 ld.write_dataset([1, 2], "ds", chunk_size=1)
 assert [ld.DatasetReader("ds")[i] for i in range(2)] == [1, 2]
-assert registries.serializers.info("int").builtin
-print("ok", sorted(registries.shuffle.names()))
+assert kinds.serializers.info("int").builtin
+print("ok", sorted(kinds.shuffle.names()))
 """
 
 
@@ -121,7 +121,7 @@ def test_a_source_checkout_without_metadata_finds_the_builtins(tmp_path):
 
 
 def test_installed_metadata_matches_the_pyproject():
-    for registry in registries.ALL.values():
+    for registry in kinds.ALL.values():
         builtin = {info.name for info in registry.infos() if info.builtin}
         assert builtin == set(DECLARED.get(registry.group, {})), registry.group
     assert litdata.__version__

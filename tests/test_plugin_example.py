@@ -83,7 +83,7 @@ import os
 from fractions import Fraction
 
 import litdata as ld
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 
 
 def sample(i):
@@ -91,7 +91,7 @@ def sample(i):
 
 
 if __name__ == "__main__":
-    key = registries.encryption.create("sha256ctr", password="pw", level="chunk")
+    key = kinds.encryption.create("sha256ctr", password="pw", level="chunk")
     ld.optimize(sample, list(range(60)), "dict://bucket/ds", chunk_size=8, num_workers=2,
                 executor="threads", compression="bz2", encryption=key, verbose=False)
     ds = ld.StreamingDataset("dict://bucket/ds", shuffle="blocks:size=3", encryption=key)

@@ -11,8 +11,8 @@ from typing import Any
 
 from litdata.core import config
 from litdata.core.units import format_size
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.directory import cache_home, recorded_source
-from litdata.engine.resolve import resolve
 
 __all__ = ["add_parser", "run"]
 

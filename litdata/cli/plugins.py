@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from litdata.core.errors import PluginError
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 from litdata.core.registry.manager import get_plugin_manager, hook_origin
 
 __all__ = ["add_parser", "run"]
@@ -19,8 +19,7 @@ HOOKS = "hooks"
 def add_parser(commands: Any) -> None:
     """Register the ``plugins`` command."""
     parser = commands.add_parser("plugins", help="list installed plugins")
-    kinds = [*sorted(registries.ALL), HOOKS]
-    parser.add_argument("--kind", choices=kinds, help="only this kind")
+    parser.add_argument("--kind", choices=[*sorted(kinds.ALL), HOOKS], help="only this kind")
     parser.set_defaults(run=run)
 
 
@@ -28,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     """Print one line per plugin: kind, name, provider and implementation."""
     rows = [("KIND", "NAME", "PROVIDED BY", "IMPLEMENTATION")]
     problems = []
-    for kind, registry in sorted(registries.ALL.items()):
+    for kind, registry in sorted(kinds.ALL.items()):
         if args.kind and kind != args.kind:
             continue
         for name in registry.names():

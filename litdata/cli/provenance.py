@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from litdata.streaming.provenance_log import find_step
+from litdata.streaming.control.provenance_log import find_step
 
 __all__ = ["add_parser", "run"]
 

@@ -21,10 +21,10 @@ from litdata.core.errors import ChunkCorruptError, LitdataError, UnsafeDataError
 from litdata.core.formats import ChunkChecker, ItemDecoder, ReadOptions
 from litdata.core.index import ChunkEntry
 from litdata.core.protocols import Compressor
-from litdata.engine.cache.chunks import ChunkCache
+from litdata.engine.boundary.options import resolve_plugin
+from litdata.engine.cache.chunk_cache import ChunkCache
 from litdata.engine.items.serializer_set import SerializerSet
 from litdata.engine.opening import Dataset, open_dataset
-from litdata.engine.plugins import resolve_plugin
 
 __all__ = ["add_parser", "check_chunk", "run"]
 

@@ -1,9 +1,9 @@
 """``Location``: where data lives, a local path or a URL, with the storage that serves it.
 
-A plain value: the engine resolves a path or URL to one (:func:`litdata.engine.resolve.resolve`
-asks the ``litdata_resolve_storage`` hook which backend serves it); the kernel only carries it,
-and reads and writes through the storage it holds (:class:`Store`: the backend as the core
-uses it, checked and retried).
+A plain value: the engine resolves a path or URL to one
+(:func:`litdata.engine.boundary.resolve.resolve` asks the ``litdata_resolve_storage`` hook which
+backend serves it); the kernel only carries it, and reads and writes through the storage it holds
+(:class:`Store`: the backend as the core uses it, checked and retried).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def is_url(location: str) -> bool:
 
 
 class Store(Protocol):
-    """A storage backend as the core uses it: what ``litdata.engine.storage.Storage`` offers.
+    """A storage backend as the core uses it: what ``engine.boundary.storage.Storage`` offers.
 
     Attributes:
         name: The name the backend is registered under (the URL scheme).

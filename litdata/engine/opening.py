@@ -16,11 +16,11 @@ from litdata.core.formats import FormatAdapter
 from litdata.core.index import INDEX_FILENAME, ChunkColumns, DatasetIndex, index_from_bytes
 from litdata.core.location import Location, is_url
 from litdata.core.media_kinds import raw_files_hint
-from litdata.core.registry import hooks, registries
+from litdata.core.registry import hooks, kinds
+from litdata.engine.boundary.options import resolve_plugin
+from litdata.engine.boundary.resolve import relocate, resolve
 from litdata.engine.cache.directory import cache_home, recall, remember
-from litdata.engine.compact_index import compact_index, fresh_copy, node_lock
-from litdata.engine.plugins import resolve_plugin
-from litdata.engine.resolve import relocate, resolve
+from litdata.engine.native.compact_index import compact_index, fresh_copy, node_lock
 
 __all__ = ["Dataset", "open_dataset"]
 
@@ -53,7 +53,7 @@ def _missing(location: Location) -> DatasetNotFoundError:
     if location.pattern is not None:
         names = location.storage.list(location.url)
         if location.pattern in names:  # one file, not a glob: no format reads it
-            formats = ", ".join(registries.formats.names())
+            formats = ", ".join(kinds.formats.names())
             media = raw_files_hint(location.url, None, [location.pattern], one_file=True)
             return DatasetNotFoundError(
                 f"No dataset at {location.join(location.pattern)}: it is a file that no "

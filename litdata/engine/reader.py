@@ -25,13 +25,13 @@ from litdata.core.index import ChunkColumns, DatasetIndex
 from litdata.core.location import Location
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.registry import hooks
-from litdata.engine.cache.chunks import ChunkCache
+from litdata.engine.boundary.resolve import resolve
+from litdata.engine.cache.chunk_cache import ChunkCache
 from litdata.engine.cache.prefetch import Prefetcher
 from litdata.engine.items.serializer_set import SerializerSet
-from litdata.engine.key_index import KeyIndex
+from litdata.engine.native.keys import KeyIndex
 from litdata.engine.opening import Dataset, open_dataset
 from litdata.engine.ranged import PartsGone, RangedItems
-from litdata.engine.resolve import resolve
 
 __all__ = ["DatasetReader", "PartsGone", "position_of"]
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from litdata.core.registry import entry_points, registries
+from litdata.core.registry import entry_points
+from litdata.core.registry import kinds as _kinds
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.core.registry.manager import reset_plugin_manager
 from litdata.core.registry.registry import PluginInfo, Registry
@@ -39,7 +40,7 @@ __all__ = [
 
 def kinds() -> list[str]:
     """The plugin kinds, sorted: ``compression``, ``encryption``, ``executors``..."""
-    return sorted(registries.ALL)
+    return sorted(_kinds.ALL)
 
 
 def registry(kind: str) -> Registry[Any]:
@@ -49,7 +50,7 @@ def registry(kind: str) -> Registry[Any]:
         KeyError: ``kind`` is not a plugin kind (the message lists them).
     """
     try:
-        return registries.ALL[kind]
+        return _kinds.ALL[kind]
     except KeyError:
         raise KeyError(f"No plugin kind {kind!r}; the kinds are {', '.join(kinds())}.") from None
 
@@ -75,7 +76,7 @@ def unregister(kind: str, name: str) -> None:
 def refresh() -> None:
     """Find plugins again: after ``pip install`` of a plugin in a running process."""
     entry_points.forget()
-    for each in registries.ALL.values():
+    for each in _kinds.ALL.values():
         each.refresh()
     reset_plugin_manager()
 
@@ -84,8 +85,8 @@ def resolve(kind: str, spec_or_instance: Any, /, *args: Any, **options: Any) -> 
     """The ``kind`` plugin a spec selects (``"zstd:7"``, ``"window:size=4"``), built and checked.
 
     What litdata itself does with every setting that names a plugin; see
-    :func:`litdata.engine.plugins.resolve_plugin`.
+    :func:`litdata.engine.boundary.options.resolve_plugin`.
     """
-    from litdata.engine.plugins import resolve_plugin  # the engine: only when resolving
+    from litdata.engine.boundary.options import resolve_plugin  # the engine: only when resolving
 
     return resolve_plugin(kind, spec_or_instance, *args, **options)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from litdata.core.index import INDEX_FILENAME, ChunkColumns, ChunkEntry, DatasetIndex
 from litdata.core.location import scheme_of
 from litdata.core.registry.hookspecs import hookimpl
-from litdata.engine.rank_indexes import rank_index_names
+from litdata.engine.native.rank_indexes import rank_index_names
 
 if TYPE_CHECKING:
     from litdata.core.location import Location

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.protocols import ClusterExecutor, Executor
-from litdata.core.registry import hooks, registries
-from litdata.engine.plugins import resolve_plugin
-from litdata.engine.resolve import resolve
+from litdata.core.registry import hooks, kinds
+from litdata.engine.boundary.options import resolve_plugin
+from litdata.engine.boundary.resolve import resolve
 from litdata.processing.dealing import check_weights
 from litdata.processing.inputs import InputDownloads
 from litdata.processing.readers import with_reader
@@ -181,7 +181,7 @@ def check_nodes(runner: Executor, num_nodes: int | None) -> int:
         raise ValueError(f"num_nodes must be a positive integer, got {num_nodes!r}.")
     if nodes > 1 and not isinstance(runner, ClusterExecutor):
         name = getattr(runner, "name", type(runner).__name__)
-        others = [other for other in registries.executors.names() if other != name]
+        others = [other for other in kinds.executors.names() if other != name]
         raise ValueError(
             f"num_nodes={nodes}: the {name!r} executor runs on this machine only. To use "
             f"several machines, start a cluster on them and pass its executor (installed: "

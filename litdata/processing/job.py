@@ -26,8 +26,8 @@ from litdata.core.location import Location
 from litdata.core.protocols import Serializer
 from litdata.core.registry import hooks
 from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
+from litdata.engine.native.writer import ChunkWriter
 from litdata.engine.upload import Uploader
-from litdata.engine.writer import ChunkWriter
 from litdata.processing.checkpoint import Checkpoint, WorkerState
 from litdata.processing.inputs import InputDownloads
 

@@ -13,12 +13,12 @@ from tqdm.auto import tqdm
 from litdata.core.index import INDEX_FILENAME, index_from_bytes
 from litdata.core.location import Location
 from litdata.core.protocols import Encryptor, Serializer
-from litdata.core.registry import hooks, registries
-from litdata.engine.key_index import KEYS_DIR, KeyRecorder, KeysPart, check_key_fn, merge_keys
-from litdata.engine.output_lock import OutputLock
-from litdata.engine.rank_indexes import publish_index
+from litdata.core.registry import hooks, kinds
+from litdata.engine.boundary.resolve import resolve
+from litdata.engine.native.keys import KEYS_DIR, KeyRecorder, KeysPart, check_key_fn, merge_keys
+from litdata.engine.native.output_lock import OutputLock
+from litdata.engine.native.rank_indexes import publish_index
 from litdata.engine.reader import DatasetReader
-from litdata.engine.resolve import resolve
 
 __all__ = ["build_keys_index"]
 
@@ -65,7 +65,7 @@ def build_keys_index(
     location = resolve(input_dir, storage_options=storage_options)
     reader = DatasetReader(location, encryption=encryption, serializers=serializers)
     recorded = reader.index.config.item_loader or hooks.default_item_loader(reader.index)
-    check_key_fn(key_fn, registries.item_loaders.load(recorded))
+    check_key_fn(key_fn, kinds.item_loaders.load(recorded))
     if reader.index.keys is not None and not overwrite:
         raise FileExistsError(
             f"{location.join(KEYS_DIR)} already exists: pass overwrite=True to rebuild it."

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.protocols import Executor
-from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
+from litdata.engine.native.output_lock import LOCK_FILENAME, OutputLock
 from litdata.processing.arguments import check_common, make_output_dir
 from litdata.processing.job import MapJob
 from litdata.processing.running import deal, plan_workers, report_done, run_job, workers_per_node

@@ -15,11 +15,11 @@ from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.location import Location
 from litdata.core.publish import publishing
-from litdata.engine.completion import publish_merged
-from litdata.engine.key_index import dataset_keys_parts, merge_keys
-from litdata.engine.output_lock import OutputLock
-from litdata.engine.rank_indexes import publish_index
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
+from litdata.engine.native.completion import publish_merged
+from litdata.engine.native.keys import dataset_keys_parts, merge_keys
+from litdata.engine.native.output_lock import OutputLock
+from litdata.engine.native.rank_indexes import publish_index
 
 __all__ = ["complete_dataset", "is_complete_dataset", "merge_datasets"]
 
@@ -43,8 +43,8 @@ def complete_dataset(input_dir: str | os.PathLike[str]) -> str:
     """Merge the per-worker indexes of an interrupted ``optimize`` into ``index.json``.
 
     A no-op when the dataset is already complete. The merge runs under the output lock, once
-    (see ``litdata.engine.completion``); what a litdata run that did not finish left is merged
-    too, since you ask for it.
+    (see ``litdata.engine.native.completion``); what a litdata run that did not finish left is
+    merged too, since you ask for it.
 
     Returns:
         The path (or URL) of ``index.json``.

@@ -13,8 +13,8 @@ from litdata.core.index import DatasetConfig
 from litdata.core.protocols import ClusterExecutor, Encryptor, Executor, Serializer
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.engine.items.loaders import default_item_loader
-from litdata.engine.key_index import check_key_fn
-from litdata.engine.writer import check_chunk_options
+from litdata.engine.native.keys import check_key_fn
+from litdata.engine.native.writer import check_chunk_options
 from litdata.processing.arguments import check_common, check_fn
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import check_append, prepare_output

@@ -1,6 +1,6 @@
 """The output of ``optimize``: its lock, its mode, where workers write, and how it is published.
 
-- One writer per output (:class:`~litdata.engine.output_lock.OutputLock`).
+- One writer per output (:class:`~litdata.engine.native.output_lock.OutputLock`).
 - ``mode=None``: an output holding a dataset is refused; one holding files that are not part
   of a dataset is refused too (unless they are the leftovers of a failed litdata run, which
   are removed, or kept for a resume with ``use_checkpoint``).
@@ -36,11 +36,11 @@ from litdata.core.formats import ItemLoader
 from litdata.core.index import INDEX_FILENAME, DatasetConfig, DatasetIndex, index_from_bytes
 from litdata.core.location import Location
 from litdata.core.publish import published_name
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.items.loaders import default_item_loader
-from litdata.engine.key_index import KEYS_DIR, remove_keys, writer_keys_names
-from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
-from litdata.engine.rank_indexes import merge_rank_indexes, rank_index_names
-from litdata.engine.resolve import resolve
+from litdata.engine.native.keys import KEYS_DIR, remove_keys, writer_keys_names
+from litdata.engine.native.output_lock import LOCK_FILENAME, OutputLock
+from litdata.engine.native.rank_indexes import merge_rank_indexes, rank_index_names
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
 from litdata.processing.update import SCRATCH as UPDATE_SCRATCH
 

@@ -36,12 +36,12 @@ from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex
 from litdata.core.location import Location
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.publish import stale_temporaries
-from litdata.engine.key_index import KEYS_DIR, normalize_key
-from litdata.engine.output_lock import OutputLock
-from litdata.engine.rank_indexes import publish_index
+from litdata.engine.boundary.resolve import resolve
+from litdata.engine.native.keys import KEYS_DIR, normalize_key
+from litdata.engine.native.output_lock import OutputLock
+from litdata.engine.native.rank_indexes import publish_index
+from litdata.engine.native.writer import ChunkWriter
 from litdata.engine.reader import DatasetReader
-from litdata.engine.resolve import resolve
-from litdata.engine.writer import ChunkWriter
 
 __all__ = ["DatasetUpdate", "dataset_update"]
 

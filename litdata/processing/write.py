@@ -10,7 +10,7 @@ from typing import Any
 
 from litdata.core.formats import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
-from litdata.engine.writer import ChunkWriter, check_chunk_options, write_samples
+from litdata.engine.native.writer import ChunkWriter, check_chunk_options, write_samples
 from litdata.processing.output import check_append, prepare_output
 
 __all__ = ["write_dataset"]

@@ -29,23 +29,23 @@ from litdata.observe.profiling import (
     start_in_main,
     stop_in_main,
 )
-from litdata.streaming.agreement import check_ranks_agree
-from litdata.streaming.arena import available
-from litdata.streaming.arena_messages import ArenaSession
-from litdata.streaming.batching import BatchIds, Envelope, LoaderProgress
-from litdata.streaming.collate import litdata_collate
-from litdata.streaming.control import BatchControl, schedule_of
-from litdata.streaming.direct_queue import direct_context
-from litdata.streaming.distributed import rank_and_world
-from litdata.streaming.interrupts import held_while_starting, let_in
-from litdata.streaming.provenance import unplannable, with_ids
-from litdata.streaming.provenance_log import ProvenanceLog
+from litdata.streaming.control.batches import BatchControl, schedule_of
+from litdata.streaming.control.provenance import unplannable, with_ids
+from litdata.streaming.control.provenance_log import ProvenanceLog
+from litdata.streaming.epoch.agreement import check_ranks_agree
+from litdata.streaming.epoch.schedule import Clock
+from litdata.streaming.epoch.topology import rank_and_world
 from litdata.streaming.reprs import length_of, render
-from litdata.streaming.schedule import Clock
-from litdata.streaming.state_shape import require_loader_state
+from litdata.streaming.resume.checks import require_loader_state
 from litdata.streaming.streamable import Streamable
-from litdata.streaming.threads import Pinning, ThreadWorkers
-from litdata.streaming.transport import unpack, widen_pipe
+from litdata.streaming.workers.arena.messages import ArenaSession
+from litdata.streaming.workers.arena.slots import available
+from litdata.streaming.workers.batching import BatchIds, Envelope, LoaderProgress
+from litdata.streaming.workers.collate import litdata_collate
+from litdata.streaming.workers.direct_queue import direct_context
+from litdata.streaming.workers.interrupts import held_while_starting, let_in
+from litdata.streaming.workers.threads import Pinning, ThreadWorkers
+from litdata.streaming.workers.transport import unpack, widen_pipe
 
 __all__ = ["WORKER_MODES", "Streamable", "StreamingDataLoader"]
 
@@ -100,7 +100,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         provenance_dir: Log every batch's epoch, step and ids there, one file per rank
             (``rank-<R>.ids``); ``litdata provenance DIR --step N`` reads it back.
         transport: How worker processes hand batches over: ``"arena"`` (shared-memory slots
-            each worker reuses, no copy of tensors and arrays; see ``litdata.streaming.arena``)
+            each worker reuses, no copy of tensors and arrays; see
+            ``litdata.streaming.workers.arena.slots``)
             or ``"pipe"`` (pickled through the result queue). Ignored without workers.
         **kwargs: Other ``DataLoader`` arguments (``pin_memory``, ``prefetch_factor``,
             ``multiprocessing_context``, ``worker_init_fn``...).

@@ -18,16 +18,21 @@ from litdata.core.formats import ItemLoader
 from litdata.core.heap import release_freed
 from litdata.core.protocols import Encryptor, Serializer
 from litdata.core.registry import hooks
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.prefetch import uses
 from litdata.engine.opening import open_dataset
 from litdata.engine.reader import DatasetReader, PartsGone, position_of
-from litdata.engine.resolve import resolve
-from litdata.streaming.batching import (
-    deliver,
-    in_worker,
-    single_id_batches,
+from litdata.streaming.control.provenance import NamedBatches
+from litdata.streaming.epoch.plan import Segment, Segments, Topology, worker_plan, worker_sizes
+from litdata.streaming.epoch.regions import Region, RegionIndex
+from litdata.streaming.epoch.shuffles import (
+    CheckedShuffle,
+    ShuffleSetting,
+    choose_shuffle,
+    describe,
 )
-from litdata.streaming.distributed import logical_worker, rank_and_world
+from litdata.streaming.epoch.subsets import subsample_regions, subset_regions
+from litdata.streaming.epoch.topology import logical_worker, rank_and_world
 from litdata.streaming.frames import FrameWindows
 from litdata.streaming.options import (
     cache_budget,
@@ -35,15 +40,15 @@ from litdata.streaming.options import (
     check_options,
     check_transforms,
 )
-from litdata.streaming.plan import Segment, Segments, Topology, worker_plan, worker_sizes
-from litdata.streaming.provenance import NamedBatches
-from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
+from litdata.streaming.resume.state import Resumable, Run, plan_with_history
 from litdata.streaming.sampler import ChunkedIndex
-from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.sized import SizedIterator
-from litdata.streaming.state import Resumable, Run, plan_with_history
-from litdata.streaming.subsets import subsample_regions, subset_regions
+from litdata.streaming.workers.batching import (
+    deliver,
+    in_worker,
+    single_id_batches,
+)
 
 __all__ = ["StreamingDataset"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from litdata.engine.reader import DatasetReader, position_of
-from litdata.streaming.regions import RegionIndex
+from litdata.streaming.epoch.regions import RegionIndex
 
 __all__ = ["FrameWindows"]
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from litdata.core.errors import LitdataWarning
 from litdata.streaming.dataset import StreamingDataset
-from litdata.streaming.subsets import split_regions
+from litdata.streaming.epoch.subsets import split_regions
 
 __all__ = ["train_test_split"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from litdata.streaming.batching import BatchIds, Ids, LoaderProgress
-from litdata.streaming.plan import Topology
-from litdata.streaming.schedule import Clock
+from litdata.streaming.epoch.plan import Topology
+from litdata.streaming.epoch.schedule import Clock
+from litdata.streaming.workers.batching import BatchIds, Ids, LoaderProgress
 
 __all__ = ["Streamable"]
 

@@ -59,9 +59,9 @@ def rediscover() -> None:
     Every registry forgets what it discovered and loaded, and the hook manager is rebuilt on
     its next use. ``register()`` calls made in this process are kept.
     """
-    from litdata.core.registry import registries
+    from litdata.core.registry import kinds
     from litdata.core.registry.manager import reset_plugin_manager
 
-    for registry in registries.ALL.values():
+    for registry in kinds.ALL.values():
         registry.refresh()
     reset_plugin_manager()

@@ -8,9 +8,9 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError, PluginLoadError, ProcessingError
-from litdata.core.registry import hooks, registries
+from litdata.core.registry import hooks, kinds
 from litdata.core.registry.manager import get_plugin_manager, hook_origin, reset_plugin_manager
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.testing import fake_distribution
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -354,7 +354,7 @@ def test_unknown_storage_scheme_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(KeyError, match=r"No storage backend serves nosuch:// URLs.*file://"):
         ld.DatasetReader("nosuch://bucket/data")
-    assert "file" in registries.storage.names()
+    assert "file" in kinds.storage.names()
     assert list(tmp_path.iterdir()) == []  # nothing was created, no folder named "nosuch:"
 
 

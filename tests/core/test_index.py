@@ -13,7 +13,7 @@ from litdata.core.index import (
     parse_index,
     write_index,
 )
-from litdata.engine.rank_indexes import merge_rank_indexes, rank_index_names
+from litdata.engine.native.rank_indexes import merge_rank_indexes, rank_index_names
 
 CONFIG = DatasetConfig(
     chunk_size=2, data_format=("int",), data_spec=None, item_loader="PyTreeLoader"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 
 def test_the_ends_of_a_file_and_of_a_short_one(tmp_path):

@@ -11,7 +11,7 @@ from litdata.core.errors import (
     UnknownPluginError,
 )
 from litdata.core.protocols import Compressor
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 from litdata.core.registry.registry import Registry
 from litdata.testing import fake_distribution
 
@@ -42,13 +42,13 @@ def _codec_distribution(
     fake_distribution(
         tmp_path, name, {"litdata.compression": {key: f"{module}:Shout"}}, {module: source}
     )
-    registries.compression.refresh()
+    kinds.compression.refresh()
 
 
 def test_builtins_are_listed_without_importing_them():
     code = (
-        "import sys; from litdata.core.registry import registries; "
-        "names = registries.serializers.names(); "
+        "import sys; from litdata.core.registry import kinds; "
+        "names = kinds.serializers.names(); "
         "assert 'numpy' in names and 'pickle' in names, names; "
         "assert 'litdata.plugins.serializers.arrays' not in sys.modules"
     )
@@ -57,32 +57,32 @@ def test_builtins_are_listed_without_importing_them():
 
 def test_entry_point_plugin_is_discovered_and_loaded(tmp_path, monkeypatch):
     _codec_distribution(tmp_path, monkeypatch)
-    assert "shout" in registries.compression.names()
-    info = registries.compression.info("shout")
+    assert "shout" in kinds.compression.names()
+    info = kinds.compression.info("shout")
     assert (info.distribution, info.version, info.builtin) == (
         "litdata-plugin-shout",
         "0.1.0",
         False,
     )
-    codec = registries.compression.create("shout")
+    codec = kinds.compression.create("shout")
     assert codec.decompress(codec.compress(b"abc")) == b"abc"
 
 
 def test_unknown_name_lists_known_suggests_and_says_what_to_install():
     with pytest.raises(UnknownPluginError) as caught:
-        registries.compression.load("zstdd")
+        kinds.compression.load("zstdd")
     message = str(caught.value)
     assert "lz4, zstd" in message
     assert "Did you mean 'zstd'?" in message
     assert "install the distribution" in message
-    error = registries.compression.unknown("bz2", provider="litdata-plugin-example")
+    error = kinds.compression.unknown("bz2", provider="litdata-plugin-example")
     assert "pip install litdata-plugin-example" in str(error)
     assert isinstance(error, KeyError)
 
 
 def test_a_recorded_provider_names_the_distribution_to_install():
     with pytest.raises(UnknownPluginError) as caught:
-        registries.compression.create("bz2", 5, provider="litdata-plugin-example 0.3.1")
+        kinds.compression.create("bz2", 5, provider="litdata-plugin-example 0.3.1")
     message = str(caught.value)
     assert "It is provided by litdata-plugin-example 0.3.1" in message
     assert "pip install litdata-plugin-example" in message
@@ -91,11 +91,11 @@ def test_a_recorded_provider_names_the_distribution_to_install():
 
 def test_provider_is_recorded_only_for_third_party_plugins(tmp_path, monkeypatch):
     _codec_distribution(tmp_path, monkeypatch)
-    assert registries.compression.provider("shout") == "litdata-plugin-shout 0.1.0"
-    assert registries.compression.provider("zstd") is None
-    with registries.compression.isolated():
-        registries.compression.register("shout", registries.compression.load("shout"), replace=True)
-        assert registries.compression.provider("shout") is None
+    assert kinds.compression.provider("shout") == "litdata-plugin-shout 0.1.0"
+    assert kinds.compression.provider("zstd") is None
+    with kinds.compression.isolated():
+        kinds.compression.register("shout", kinds.compression.load("shout"), replace=True)
+        assert kinds.compression.provider("shout") is None
 
 
 def test_plugin_breaking_its_protocol_is_rejected_with_its_origin(tmp_path, monkeypatch):
@@ -104,7 +104,7 @@ def test_plugin_breaking_its_protocol_is_rejected_with_its_origin(tmp_path, monk
     )
     _codec_distribution(tmp_path, monkeypatch, source=broken)
     with pytest.raises(PluginValidationError) as caught:
-        registries.compression.load("shout")
+        kinds.compression.load("shout")
     message = str(caught.value)
     assert "litdata-plugin-shout 0.1.0" in message
     assert "shout_codec_" in message
@@ -114,20 +114,20 @@ def test_plugin_breaking_its_protocol_is_rejected_with_its_origin(tmp_path, monk
 def test_plugin_whose_name_differs_from_its_key_is_rejected(tmp_path, monkeypatch):
     _codec_distribution(tmp_path, monkeypatch, key="yell")
     with pytest.raises(PluginValidationError, match="declares name='shout'"):
-        registries.compression.load("yell")
+        kinds.compression.load("yell")
 
 
 def test_plugin_that_fails_to_import_names_its_distribution(tmp_path, monkeypatch):
     _codec_distribution(tmp_path, monkeypatch, source="import not_a_module_anywhere\n")
     with pytest.raises(PluginLoadError, match="litdata-plugin-shout 0.1.0.*not_a_module_anywhere"):
-        registries.compression.load("shout")
+        kinds.compression.load("shout")
 
 
 def test_two_distributions_claiming_one_name_is_an_error_naming_both(tmp_path, monkeypatch):
     _codec_distribution(tmp_path / "a", monkeypatch, name="litdata-plugin-one", module="one")
     _codec_distribution(tmp_path / "b", monkeypatch, name="litdata-plugin-two", module="two")
     with pytest.raises(DuplicatePluginError) as caught:
-        registries.compression.load("shout")
+        kinds.compression.load("shout")
     assert "litdata-plugin-one" in str(caught.value)
     assert "litdata-plugin-two" in str(caught.value)
 
@@ -136,9 +136,9 @@ def test_a_stale_copy_of_a_distribution_later_on_sys_path_is_ignored(tmp_path, m
     stale = "import not_a_module_anywhere\n"
     _codec_distribution(tmp_path / "old", monkeypatch, name="Litdata.Plugin_Shout", source=stale)
     _codec_distribution(tmp_path / "new", monkeypatch)  # prepended: first on sys.path
-    info = registries.compression.info("shout")
+    info = kinds.compression.info("shout")
     assert (info.distribution, info.version) == ("litdata-plugin-shout", "0.1.0")
-    codec = registries.compression.create("shout")
+    codec = kinds.compression.create("shout")
     assert codec.decompress(codec.compress(b"abc")) == b"abc"
 
 
@@ -146,8 +146,8 @@ def test_a_directory_twice_on_sys_path_declares_its_plugins_once(tmp_path, monke
     _codec_distribution(tmp_path, monkeypatch)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert sys.path.count(str(tmp_path)) == 2
-    registries.compression.refresh()
-    assert registries.compression.info("shout").distribution == "litdata-plugin-shout"
+    kinds.compression.refresh()
+    assert kinds.compression.info("shout").distribution == "litdata-plugin-shout"
 
 
 def test_explicit_registration_wins_and_can_be_isolated():
@@ -163,13 +163,13 @@ def test_explicit_registration_wins_and_can_be_isolated():
         def decompress(self, data):
             return bytes(data)
 
-    with registries.compression.isolated():
+    with kinds.compression.isolated():
         with pytest.raises(DuplicatePluginError):
-            registries.compression.register("zstd", Loud)
-            registries.compression.register("zstd", Loud)
-        assert registries.compression.load("zstd") is Loud
-        assert registries.compression.info("zstd").origin == "registered in-process"
-    assert registries.compression.load("zstd") is not Loud
+            kinds.compression.register("zstd", Loud)
+            kinds.compression.register("zstd", Loud)
+        assert kinds.compression.load("zstd") is Loud
+        assert kinds.compression.info("zstd").origin == "registered in-process"
+    assert kinds.compression.load("zstd") is not Loud
 
 
 def test_registration_is_validated():
@@ -179,7 +179,7 @@ def test_registration_is_validated():
 
 
 def test_every_kind_has_an_entry_point_group():
-    assert {r.group for r in registries.ALL.values()} == {
+    assert {r.group for r in kinds.ALL.values()} == {
         "litdata.storage",
         "litdata.serializers",
         "litdata.compression",

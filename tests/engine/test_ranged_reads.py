@@ -9,7 +9,7 @@ import pytest
 import litdata as ld
 from litdata.core.chunks.blocks import BLOCK_KEY, BLOCK_SIZE
 from litdata.core.errors import ChunkCorruptError, DatasetFormatError
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 from litdata.plugins.storage.memory import MemoryStorage
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -33,7 +33,7 @@ class CountingStorage(MemoryStorage):
 
 @pytest.fixture
 def url():
-    registries.storage.register("counting", CountingStorage)
+    kinds.storage.register("counting", CountingStorage)
     CALLS.clear()
     return f"counting://ranged-{uuid.uuid4().hex[:8]}/ds"
 

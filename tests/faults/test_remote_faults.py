@@ -12,7 +12,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError, StorageError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 SAMPLES = 240
 
@@ -109,7 +109,7 @@ def test_a_garbled_object_is_fetched_again_then_an_error(s3_dataset, tmp_path, r
     record.start()
     corrupt = r"chunk-0-3.bin is corrupt: its checksum"
     with (
-        caplog.at_level(logging.WARNING, logger="litdata.engine.cache.chunks"),
+        caplog.at_level(logging.WARNING, logger="litdata.engine.cache.chunk_cache"),
         pytest.raises(ChunkCorruptError, match=corrupt),
     ):
         reader[65]

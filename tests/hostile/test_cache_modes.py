@@ -10,7 +10,7 @@ import pytest
 from hostile import forge
 
 import litdata as ld
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 
 def _modes(cache: Path) -> tuple[set[int], set[int]]:

@@ -38,7 +38,7 @@ import litdata as ld
 from litdata.core.chunks.checksum import checksum_of
 from litdata.core.chunks.framing import FRAMED_MAGIC
 from litdata.core.errors import SampleDecodeError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 #: What a bomb inflates to: more than the child may allocate, by far.
 BOMB = 3 << 30

@@ -27,7 +27,7 @@ from support.servers import ObjectStore, azurite_connection_string
 import litdata as ld
 from litdata.core.errors import StorageError
 from litdata.core.location import Location
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 #: ``LITDATA_STORAGE_TIMEOUT`` where a test is about the mechanism.
 QUICK = 3
@@ -454,7 +454,7 @@ def test_a_long_transfer_cut_off_half_way_is_tried_again(
         options = {**s3_server.storage_options, "endpoint_url": proxy.endpoint}
         storage = resolve(url, storage_options=options).storage
         started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="litdata.engine.storage"):
+        with caplog.at_level(logging.WARNING, logger="litdata.engine.boundary.storage"):
             storage.download(location.join("big.bin"), str(tmp_path / "copy.bin"), len(payload))
         took = time.monotonic() - started
     finally:

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from litdata.core.errors import OutputLockedError
-from litdata.engine.output_lock import LOCK_FILENAME, OutputLock
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
+from litdata.engine.native.output_lock import LOCK_FILENAME, OutputLock
 
 RACERS = 8
 ROUNDS = 60

@@ -9,7 +9,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 COUNT = 600
 BLOB = 16_000

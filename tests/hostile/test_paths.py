@@ -12,7 +12,7 @@ from support.mds_fixtures import write_shards
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 import litdata as ld
 from litdata.cli import main
-from litdata.streaming.provenance_log import MAGIC
+from litdata.streaming.control.provenance_log import MAGIC
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from hostile import forge
 
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError, DatasetFormatError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 #: The address space a reader of a hostile dataset may use (torch alone maps ~650 MB).
 MEMORY_LIMIT = 1536 << 20

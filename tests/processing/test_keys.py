@@ -9,7 +9,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, ProcessingError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 fns = pytest.importorskip("support.fns")
 

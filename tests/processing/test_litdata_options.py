@@ -7,7 +7,7 @@ import json
 import pytest
 
 import litdata as ld
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 fns = pytest.importorskip("support.fns")
 

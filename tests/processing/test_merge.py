@@ -5,7 +5,7 @@ from support import fns
 
 import litdata as ld
 from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
-from litdata.engine.writer import ChunkWriter
+from litdata.engine.native.writer import ChunkWriter
 
 
 def _ids(directory):

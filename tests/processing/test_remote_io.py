@@ -14,7 +14,7 @@ import pytest
 from support import fns
 
 import litdata as ld
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from support import fns
 import litdata as ld
 from litdata.cli import main
 from litdata.core.errors import DatasetExistsError, OutputLockedError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 TESTS = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@ from support.helpers import snapshot
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, SampleError
-from litdata.engine.compact_index import DIGEST_RECORD
+from litdata.engine.native.compact_index import DIGEST_RECORD
 
 
 def ids(iterable):

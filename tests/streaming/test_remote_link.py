@@ -23,7 +23,7 @@ from support.links import Link
 
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.throttle import throttle_of
 
 BLOB = 16_000
@@ -115,7 +115,7 @@ def test_slowdown_is_absorbed_by_backing_off(link, tmp_path, caplog):
     """Far fewer requests per second are allowed than the reads make: 503s, and no error."""
     url, chunks = _publish(link, tmp_path, 1500, "8MB")
     link.use(replace(DEFAULT_LINK, requests_per_s=8.0, request_burst=2.0))
-    with caplog.at_level(logging.INFO, logger="litdata.engine.storage"):
+    with caplog.at_level(logging.INFO, logger="litdata.engine.boundary.storage"):
         ids, blobs = _stream(url, link, tmp_path / "cache")
     assert "reduce your request rate" in caplog.text  # retried, told at INFO: not news
     # Nothing of ours louder than INFO (an earlier test's s3fs client, collected meanwhile,

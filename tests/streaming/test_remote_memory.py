@@ -9,7 +9,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import DatasetExistsError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.plugins.storage.memory import MemoryStorage
 
 
@@ -108,11 +108,11 @@ class FlakyStorage(MemoryStorage):
 
 @pytest.fixture
 def flaky(monkeypatch):
-    from litdata.core.registry import registries
+    from litdata.core.registry import kinds
 
     monkeypatch.setenv("LITDATA_STORAGE_ATTEMPTS", "1")
-    with registries.storage.isolated():
-        registries.storage.register("flaky", FlakyStorage)
+    with kinds.storage.isolated():
+        kinds.storage.register("flaky", FlakyStorage)
         FlakyStorage.offline = False
         yield f"flaky://warm-{uuid.uuid4().hex[:8]}/ds"
         FlakyStorage.offline = False

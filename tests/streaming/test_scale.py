@@ -13,8 +13,8 @@ import litdata as ld
 from litdata.core.compact import COMPACT_FILENAME, ChunkTable
 from litdata.core.index import INDEX_FILENAME, load_index
 from litdata.engine.cache.directory import cache_home
-from litdata.streaming.regions import RegionIndex
-from litdata.streaming.state import dataset_identity, legacy_identity
+from litdata.streaming.epoch.regions import RegionIndex
+from litdata.streaming.resume.state import dataset_identity, legacy_identity
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 from support.helpers import session_processes, wait_for
 
 import litdata as ld
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 
 JOB = """
 import json, sys
@@ -105,10 +105,10 @@ SLOW = (
     + """
 import sys
 import litdata as ld
-from litdata.core.registry import registries
+from litdata.core.registry import kinds
 
 Folder.pause = (sys.argv[2], 60)
-registries.storage.register("folder", Folder)
+kinds.storage.register("folder", Folder)
 ds = ld.StreamingDataset("folder://" + sys.argv[1], cache_dir=sys.argv[3])
 loader = ld.StreamingDataLoader(ds, batch_size=10, num_workers=2)
 for batch in loader:
@@ -145,7 +145,7 @@ def test_a_download_killed_half_way_is_never_used(tmp_path):
     # partial download of the dead process is gone.
     namespace: dict = {}
     exec(BACKEND, namespace)  # noqa: S102  # the backend the killed job used, without its pause
-    registries.storage.register("folder", namespace["Folder"])
+    kinds.storage.register("folder", namespace["Folder"])
     ds = ld.StreamingDataset(f"folder://{dataset}", cache_dir=str(cache))
     assert sorted(int(sample["id"]) for sample in ds) == list(range(100))
     assert not list(cache.rglob(".chunk-*"))

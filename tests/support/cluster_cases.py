@@ -16,7 +16,7 @@ import pytest
 
 import litdata as ld
 from litdata.core.errors import ProcessingError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from support import fns
 from support.helpers import wait_for
 

@@ -3,7 +3,7 @@
 The version is the index's ``updated_at``: a dataset rewritten under the same URL gets a new
 directory, and the directories of other versions are removed. A remote dataset's index is
 kept there too, so a warm cache opens with no network at all: a native one as ``index.json``
-with its ``index.compact`` (see :mod:`litdata.engine.compact_index`), another format's in
+with its ``index.compact`` (see :mod:`litdata.engine.native.compact_index`), another format's in
 ``dataset.json`` (with the format's name). ``<cache root>/<md5 of its URL>/source.txt`` names
 the dataset (its URL or path), so that ``litdata cache du`` can say which dataset each folder
 holds.

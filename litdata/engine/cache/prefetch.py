@@ -3,7 +3,7 @@
 A reader announces the order it will use chunks in; the prefetcher keeps ``depth`` chunks in
 flight ahead of the one being read, and more while the chunks ahead hold fewer bytes than
 ``ahead()`` asks for: the bytes the link moves in a few seconds, as measured (see
-:meth:`~litdata.engine.cache.chunks.ChunkCache.lookahead`), so a fast link is kept busy and a
+:meth:`~litdata.engine.cache.chunk_cache.ChunkCache.lookahead`), so a fast link is kept busy and a
 slow one does not fill the cache. With ``ahead``, the first chunk of a plan (the one the
 reader waits for) is fetched alone, with the whole link, and each chunk that arrives tops the
 window up at once (not only when the reader moves on), so the link is never idle while the

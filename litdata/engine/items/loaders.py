@@ -14,7 +14,7 @@ from litdata.core.errors import DatasetFormatError
 from litdata.core.formats import ItemLoader
 from litdata.core.index import DatasetIndex
 from litdata.core.registry import hooks
-from litdata.engine.plugins import resolve_plugin
+from litdata.engine.boundary.options import resolve_plugin
 
 __all__ = ["default_item_loader", "loader_for"]
 

@@ -29,8 +29,8 @@ from litdata.core.errors import (
     UnknownPluginError,
 )
 from litdata.core.protocols import PickleAware, Serializer
-from litdata.core.registry import registries
-from litdata.engine.plugins import resolve_plugin
+from litdata.core.registry import kinds
+from litdata.engine.boundary.options import resolve_plugin
 
 __all__ = ["SerializerSet", "fixed_size_of", "format_key"]
 
@@ -100,7 +100,7 @@ def _load_installed(skip: Mapping[str, Serializer]) -> _Probe:
     owners: dict[str, str] = {}  # declared type -> serializer name
     third_party: list[tuple[int, str, Serializer]] = []
     builtins: list[tuple[int, str, Serializer]] = []
-    for name in registries.serializers.names():
+    for name in kinds.serializers.names():
         if name in skip:
             continue
         try:
@@ -113,7 +113,7 @@ def _load_installed(skip: Mapping[str, Serializer]) -> _Probe:
                 )
             continue
         rank = -getattr(serializer, "priority", DEFAULT_PRIORITY)
-        if registries.serializers.info(name).builtin:
+        if kinds.serializers.info(name).builtin:
             builtins.append((rank, name, serializer))
             for declared in serializer.types:
                 owners.setdefault(declared, name)
@@ -130,7 +130,7 @@ def _load_installed(skip: Mapping[str, Serializer]) -> _Probe:
 
 
 def _clash(declared: str, name: str, other: str) -> DuplicatePluginError:
-    info = registries.serializers.info
+    info = kinds.serializers.info
     return DuplicatePluginError(
         f"The serializers {name!r} ({info(name).origin}) and {other!r} ({info(other).origin}) "
         f"both declare leaves of type {declared}. A third-party serializer may only declare "
@@ -198,14 +198,14 @@ class SerializerSet:
 
     def origin(self, name: str) -> str:
         """Who provides the serializer of ``name`` (a ``data_format`` entry), for messages."""
-        key = format_key(name, set(self._user) | set(registries.serializers.names()))
+        key = format_key(name, set(self._user) | set(kinds.serializers.names()))
         if key in self._user:
             return "passed as serializers="
-        return registries.serializers.info(key).origin
+        return kinds.serializers.info(key).origin
 
     def provider(self, name: str) -> str | None:
         """The distribution providing the serializer ``name`` when it is not litdata's own."""
-        return None if name in self._user else registries.serializers.provider(name)
+        return None if name in self._user else kinds.serializers.provider(name)
 
     def for_format(self, data_format: str) -> Serializer:
         """A serializer set up to decode leaves recorded as ``data_format``.
@@ -214,14 +214,14 @@ class SerializerSet:
             UnknownPluginError: No serializer decodes that name; the message says what to
                 install or pass.
         """
-        known = set(self._user) | set(registries.serializers.names())
+        known = set(self._user) | set(kinds.serializers.names())
         key = format_key(data_format, known)
         if key in self._user:
             serializer = copy.deepcopy(self._user[key])
         elif key in known:
             serializer = resolve_plugin("serializers", key)
         else:
-            error = registries.serializers.unknown(key, provider=self._providers.get(key))
+            error = kinds.serializers.unknown(key, provider=self._providers.get(key))
             raise UnknownPluginError(
                 f"The dataset stores leaves as {data_format!r}, which no installed serializer "
                 f"decodes. {error} If it is your own serializer, pass it to the dataset as "

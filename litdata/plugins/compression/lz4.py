@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from litdata.core.decompression import STEP, gather, too_large
 from litdata.core.imports import require
-from litdata.plugins.compression._bounded import STEP, gather, too_large
 
 __all__ = ["LZ4Compressor"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from litdata.core.decompression import fill, too_large
 from litdata.core.imports import require
-from litdata.plugins.compression._bounded import fill, too_large
 
 __all__ = ["ZstdCompressor", "decompress_zstd"]
 

@@ -14,7 +14,7 @@ import os
 from typing import Any, ClassVar
 
 from litdata.core.imports import require
-from litdata.engine.encryption import check_encryptor
+from litdata.engine.native.encrypted import check_encryptor
 from litdata.plugins.encryption._keyfile import read_key_file, write_key_file
 
 __all__ = ["FernetEncryption"]

@@ -24,9 +24,8 @@ from litdata.core.errors import (
 from litdata.core.formats import ReadOptions, SerializerChoice
 from litdata.core.guards import check_count
 from litdata.core.index import ChunkColumns, ChunkEntry, DatasetIndex
-from litdata.engine.chunk_file import ChunkFile
-from litdata.engine.encryption import decrypting, reader_encryptor
-from litdata.engine.items.pytree import (
+from litdata.engine.items.serializer_set import fixed_size_of
+from litdata.engine.items.treespec import (
     TreeSpec,
     compile_flattener,
     compile_unflattener,
@@ -35,7 +34,8 @@ from litdata.engine.items.pytree import (
     spec_from_json,
     spec_to_json,
 )
-from litdata.engine.items.serializer_set import fixed_size_of
+from litdata.engine.native.chunk_file import ChunkFile
+from litdata.engine.native.encrypted import decrypting, reader_encryptor
 
 __all__ = ["PyTreeDecoder", "PyTreeEncoder", "PyTreeLoader"]
 

@@ -20,8 +20,8 @@ from litdata.core.chunks.layout import header_size
 from litdata.core.errors import DatasetFormatError, SampleError
 from litdata.core.formats import ReadOptions, SerializerChoice
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.engine.chunk_file import ChunkFile
-from litdata.engine.items.pytree import LEAF, spec_to_json
+from litdata.engine.items.treespec import LEAF, spec_to_json
+from litdata.engine.native.chunk_file import ChunkFile
 from litdata.plugins.item_loaders.pytree import PyTreeDecoder
 
 __all__ = [

@@ -20,8 +20,8 @@ from litdata.core.formats import ReadOptions, SerializerChoice
 from litdata.core.guards import check_count
 from litdata.core.index import ChunkColumns, ChunkEntry, DatasetIndex
 from litdata.core.protocols import ElementSerializer
-from litdata.engine.chunk_file import ChunkFile
-from litdata.engine.encryption import decrypting, reader_encryptor
+from litdata.engine.native.chunk_file import ChunkFile
+from litdata.engine.native.encrypted import decrypting, reader_encryptor
 
 __all__ = ["TokensDecoder", "TokensEncoder", "TokensLoader"]
 

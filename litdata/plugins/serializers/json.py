@@ -1,7 +1,7 @@
 """``json``: lists stored as one leaf, in LitData 0.2.7x's tagged binary encoding.
 
 LitData 0.2.7x writes each list of plain values inside a dict sample as a single ``json``
-leaf, so its length may vary; litdata does the same (see ``litdata.engine.items.pytree``), and
+leaf, so its length may vary; litdata does the same (see ``litdata.engine.items.treespec``), and
 reads the lists older writers stored as containers. The payload starts with a tag byte:
 ``0`` JSON text, ``1`` list of str, ``2`` list of int64, ``3`` list of float64, ``4`` list of
 bool, ``5`` dict, ``6`` list of flat records, ``7``-``11`` scalars (str, int64, float64,

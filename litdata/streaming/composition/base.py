@@ -7,13 +7,13 @@ from typing import Any, ClassVar
 
 from torch.utils.data import IterableDataset
 
-from litdata.streaming.batching import BatchIds, LoaderProgress, deliver, in_worker
 from litdata.streaming.dataset import StreamingDataset
-from litdata.streaming.distributed import rank_and_world
-from litdata.streaming.plan import Topology
+from litdata.streaming.epoch.plan import Topology
+from litdata.streaming.epoch.topology import rank_and_world
 from litdata.streaming.reprs import length_of, render
-from litdata.streaming.state import validate_state
-from litdata.streaming.state_shape import describe_state, require_dataset_state
+from litdata.streaming.resume.checks import describe_state, require_dataset_state
+from litdata.streaming.resume.state import validate_state
+from litdata.streaming.workers.batching import BatchIds, LoaderProgress, deliver, in_worker
 
 __all__ = ["ComposedDataset", "check_children"]
 

@@ -15,7 +15,15 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from litdata.streaming.batching import (
+from litdata.streaming.composition.base import ComposedDataset
+from litdata.streaming.composition.draws import Mixer, Weights, draws
+from litdata.streaming.control.provenance import id_counts
+from litdata.streaming.dataset import StreamingDataset
+from litdata.streaming.epoch.plan import Segment, Topology
+from litdata.streaming.epoch.schedule import Clock, WeightSchedule
+from litdata.streaming.epoch.topology import logical_worker, worker_and_count
+from litdata.streaming.options import check_batch_size
+from litdata.streaming.workers.batching import (
     BatchIds,
     Ids,
     IdTaker,
@@ -23,14 +31,6 @@ from litdata.streaming.batching import (
     labelled,
     mixed_id_batches,
 )
-from litdata.streaming.composition.base import ComposedDataset
-from litdata.streaming.composition.draws import Mixer, Weights, draws
-from litdata.streaming.dataset import StreamingDataset
-from litdata.streaming.distributed import logical_worker, worker_and_count
-from litdata.streaming.options import check_batch_size
-from litdata.streaming.plan import Segment, Topology
-from litdata.streaming.provenance import id_counts
-from litdata.streaming.schedule import Clock, WeightSchedule
 
 #: Blocks of a worker's draws: the dataset of each draw and how many samples it takes.
 Draws = Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]

@@ -20,13 +20,13 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from litdata.streaming.batching import BatchIds, Ids, IdTaker, LoaderProgress
 from litdata.streaming.composition.base import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
-from litdata.streaming.distributed import logical_worker, rank_and_world
+from litdata.streaming.epoch.plan import Segment, Topology, budgets, skip
+from litdata.streaming.epoch.schedule import Clock
+from litdata.streaming.epoch.topology import logical_worker, rank_and_world
 from litdata.streaming.options import check_batch_size
-from litdata.streaming.plan import Segment, Topology, budgets, skip
-from litdata.streaming.schedule import Clock
+from litdata.streaming.workers.batching import BatchIds, Ids, IdTaker, LoaderProgress
 
 __all__ = ["ParallelStreamingDataset"]
 

@@ -28,8 +28,8 @@ from litdata.core.errors import DatasetNotFoundError
 from litdata.core.formats import ChunkChecker, ForeignFormat, FormatAdapter
 from litdata.core.protocols import protocol_members
 from litdata.core.registry import hooks
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.reader import DatasetReader
-from litdata.engine.resolve import resolve
 from litdata.testing.compare import assert_samples_equal
 
 __all__ = ["FormatContract"]

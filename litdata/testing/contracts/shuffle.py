@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from litdata.core.protocols import ShuffleStrategy, protocol_members
-from litdata.streaming.plan import Topology, epoch_plan
-from litdata.streaming.shuffles import CheckedShuffle
+from litdata.streaming.epoch.plan import Topology, epoch_plan
+from litdata.streaming.epoch.shuffles import CheckedShuffle
 
 __all__ = ["ShuffleContract"]
 

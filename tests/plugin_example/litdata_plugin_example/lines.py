@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from litdata.core.formats import ItemEncoder, ReadOptions, SerializerChoice
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.engine.chunk_file import ChunkFile
+from litdata.engine.native.chunk_file import ChunkFile
 
 
 class _LinesEncoder:

@@ -19,8 +19,8 @@ import pytest
 import snappy
 import zstandard
 
+from litdata.core.decompression import OutputLimitError, fill, gather
 from litdata.core.errors import DatasetFormatError
-from litdata.plugins.compression._bounded import OutputLimitError, fill, gather
 from litdata.plugins.compression.zstd import decompress_zstd
 from litdata.plugins.formats.mds.shards import decompressor
 

@@ -29,7 +29,7 @@ class TestChunksFormatOnMemoryStorage(TestChunksFormat):
     def dataset(self, tmp_path, expected):
         local = ld.write_dataset(expected, tmp_path / "ds", chunk_size=10, compression="zstd")
         url = f"memory://formats-{tmp_path.name}/ds"
-        from litdata.engine.resolve import resolve
+        from litdata.engine.boundary.resolve import resolve
 
         remote = resolve(url)
         for path in local.iterdir():

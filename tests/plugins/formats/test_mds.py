@@ -20,7 +20,7 @@ from litdata.core.errors import (
     UnsafeDataError,
 )
 from litdata.core.registry import hooks
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.plugins.formats.mds.format import MDSFormat
 from litdata.testing import FormatContract
 

@@ -12,7 +12,7 @@ from support.parquet_files import read_with_pyarrow, row, write_parquet
 import litdata as ld
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError, ProcessingError
 from litdata.core.registry import hooks
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.plugins.formats.parquet.format import ParquetFormat
 from litdata.testing import FormatContract
 

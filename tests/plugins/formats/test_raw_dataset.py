@@ -9,8 +9,8 @@ import zstandard
 from torch.utils.data import DataLoader
 
 import litdata as ld
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.directory import cache_home
-from litdata.engine.resolve import resolve
 from litdata.plugins.formats.raw import FileIndexer, FileMetadata
 
 
@@ -217,9 +217,9 @@ class WholeFiles:
 
 @pytest.mark.usefixtures("fresh_plugins")
 def test_a_backend_without_ranges_downloads_whole_files_even_twice_in_one_batch(tmp_path):
-    from litdata.core.registry import registries
+    from litdata.core.registry import kinds
 
-    registries.storage.register("whole", WholeFiles)
+    kinds.storage.register("whole", WholeFiles)
     folder = tmp_path / "data"
     folder.mkdir()
     blobs = {f"f{i}.bin": os.urandom(200_000 + i) for i in range(3)}

@@ -10,7 +10,7 @@ from mds_samples import wds_sample
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError, DatasetNotFoundError
 from litdata.core.registry import hooks
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.plugins.formats.webdataset.format import WebDatasetFormat
 from litdata.testing import FormatContract
 

@@ -6,7 +6,7 @@ import torch
 from support.fns import record
 
 import litdata as ld
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 
 @pytest.mark.parametrize("server", ["s3_server", "gcs_server", "azurite_server"])

@@ -12,7 +12,7 @@ from support.servers import ObjectStore, azurite_connection_string
 
 import litdata as ld
 from litdata.core.errors import StorageError
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.plugins.storage.azure import AzStorage
 from litdata.plugins.storage.gcs import GSStorage
 from litdata.plugins.storage.s3 import S3Storage

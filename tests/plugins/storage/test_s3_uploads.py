@@ -18,7 +18,7 @@ from support.link_proxy import LinkSettings, Logged
 from support.links import Link
 
 import litdata as ld
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.upload import Uploader
 from litdata.plugins.storage._multipart import PART, part_size
 from litdata.plugins.storage.s3 import S3Storage

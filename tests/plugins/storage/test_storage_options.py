@@ -15,7 +15,7 @@ from botocore import UNSIGNED
 from botocore.config import Config
 from support.servers import start_s3
 
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.plugins.storage.azure import adlfs_options
 from litdata.plugins.storage.gcs import GSStorage, gcsfs_options
 from litdata.plugins.storage.s3 import s3fs_options

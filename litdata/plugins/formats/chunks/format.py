@@ -11,9 +11,9 @@ from litdata.core.errors import DatasetNotFoundError
 from litdata.core.formats import ItemDecoder, ReadOptions
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.location import Location
-from litdata.engine.compact_index import compact_index
-from litdata.engine.completion import complete_on_open
 from litdata.engine.items.loaders import loader_for
+from litdata.engine.native.compact_index import compact_index
+from litdata.engine.native.completion import complete_on_open
 
 __all__ = ["ChunksFormat"]
 
@@ -26,7 +26,7 @@ class ChunksFormat:
     def read_index(self, location: Location) -> DatasetIndex:
         """Read ``<location>/index.json``, or merge the per-writer indexes when it is missing.
 
-        The merge is LitData's on open, made safe (``litdata.engine.completion``): published
+        The merge is LitData's on open, made safe (``litdata.engine.native.completion``): published
         once under the output lock, or kept in memory for a read-only or remote dataset.
 
         Raises:
@@ -50,7 +50,7 @@ class ChunksFormat:
     def read_cached_index(self, location: Location, home: Path, mode: int) -> DatasetIndex:
         """The index through its compact form (mapped, or built once into ``home``).
 
-        See :mod:`litdata.engine.compact_index`; without ``index.json``, as ``read_index``.
+        See :mod:`litdata.engine.native.compact_index`; without ``index.json``, as ``read_index``.
         """
         try:
             return compact_index(location, home, mode)

@@ -20,8 +20,8 @@ from litdata.core.errors import DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_bytes
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.directory import cache_home, make_folder
-from litdata.engine.resolve import resolve
 from litdata.plugins.formats.parquet.footers import (
     SUFFIX,
     Footer,

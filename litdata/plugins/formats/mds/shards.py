@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.chunks.layout import read_offsets_in_range, validate_header
+from litdata.core.decompression import STEP, fill, gather, too_large
 from litdata.core.errors import (
     ChunkCorruptError,
     ChunkMissingError,
@@ -29,8 +30,7 @@ from litdata.core.errors import (
 )
 from litdata.core.formats import ReadOptions
 from litdata.core.index import ChunkEntry, DatasetIndex
-from litdata.engine.chunk_file import ChunkFile
-from litdata.plugins.compression._bounded import STEP, fill, gather, too_large
+from litdata.engine.native.chunk_file import ChunkFile
 from litdata.plugins.compression.zstd import decompress_zstd
 from litdata.plugins.formats.mds.columns import ColumnDecoder, column_decoder
 

@@ -21,7 +21,7 @@ from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.core.imports import require
 from litdata.core.index import ChunkEntry, DatasetConfig, DatasetIndex
 from litdata.core.location import Location
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 
 __all__ = ["LOADER_NAME", "SUFFIX", "Footer", "arrow", "build_index", "files_at", "read_footer"]
 

@@ -20,7 +20,7 @@ from litdata.core.formats import ItemDecoder, ReadOptions
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_bytes, index_from_bytes
 from litdata.core.location import Location
 from litdata.core.registry.hookspecs import hookimpl
-from litdata.engine.resolve import resolve
+from litdata.engine.boundary.resolve import resolve
 from litdata.plugins.formats.parquet.footers import LOADER_NAME, SUFFIX, build_index, files_at
 from litdata.plugins.formats.parquet.rows import ParquetLoader
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from litdata.core.location import Location
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.directory import cache_home
-from litdata.engine.resolve import resolve
 from litdata.plugins.formats.raw.fetch import FileFetcher
 from litdata.plugins.formats.raw.indexer import (
     BaseIndexer,

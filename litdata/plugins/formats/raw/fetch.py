@@ -23,8 +23,8 @@ from litdata.core import config
 from litdata.core.guards import is_member
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
+from litdata.engine.boundary.resolve import relocate
 from litdata.engine.cache.directory import make_folder
-from litdata.engine.resolve import relocate
 from litdata.plugins.formats.raw.indexer import FileMetadata
 
 __all__ = ["FileFetcher", "default_budget"]
@@ -92,7 +92,7 @@ class FileFetcher:
         if self._pool is None or self._pid != os.getpid():
             budget = self.budget
             if budget is None:
-                from litdata.streaming.distributed import worker_and_count
+                from litdata.streaming.epoch.topology import worker_and_count
 
                 budget = default_budget(files, worker_and_count()[1])
             self._pool = ThreadPoolExecutor(max(1, budget), thread_name_prefix="litdata-raw")

@@ -24,8 +24,8 @@ from litdata.core.chunks.framing import framed_limit
 from litdata.core.guards import is_member
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.directory import cache_home, make_folder, record_source
-from litdata.engine.resolve import resolve
 from litdata.plugins.compression.zstd import ZstdCompressor
 
 __all__ = ["INDEX_NAME", "BaseIndexer", "FileIndexer", "FileMetadata", "load_or_build_index"]

@@ -1,0 +1,482 @@
+"""``ChunkCache``: makes each chunk of a dataset available as a local, checked, plain file.
+
+- A local, uncompressed chunk is read where it lies (never copied, never modified); its bytes
+  are checked against the index's checksum the first time this process uses it, unless
+  it passed before and has not changed since (`VerifiedChunks`).
+- A remote or compressed chunk is fetched (downloaded, or read in place), checked, decompressed
+  and published into the cache atomically, by one process at a time: the others wait for it.
+- A reader *holds* each chunk it uses (a shared lock); when a download would take the cache
+  past ``max_cache_size``, chunks nobody holds are evicted, least recently used first.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from litdata.core import config
+from litdata.core.chunks import checksum
+from litdata.core.chunks.blocks import BlockTable
+from litdata.core.chunks.checksum import verify_file
+from litdata.core.chunks.names import decompressed_filename
+from litdata.core.chunks.stored import plain_chunk
+from litdata.core.errors import ChunkCorruptError, ChunkMissingError, ChunkWaitTimeoutError
+from litdata.core.guards import inside
+from litdata.core.index import ChunkEntry, DatasetIndex
+from litdata.core.location import Location
+from litdata.core.protocols import Compressor
+from litdata.core.publish import publishing
+from litdata.core.registry import hooks
+from litdata.engine.boundary.options import resolve_plugin
+from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
+from litdata.engine.cache.locks import ChunkLock
+from litdata.engine.cache.parts import PartedDownload, arriving
+from litdata.engine.cache.slots import node_slots
+from litdata.engine.cache.verified import VerifiedChunks, file_identity
+from litdata.engine.link import MIN_PART, link_to
+from litdata.engine.throttle import throttle_of
+
+__all__ = ["ChunkCache"]
+
+logger = logging.getLogger(__name__)
+_INFLATED_WARNED: set[str] = set()
+
+#: How long a process waits for another one to fetch a chunk before fetching it itself.
+WAIT_SECONDS = 120.0
+#: Seconds of the measured throughput worth of chunks fetched ahead (beyond ``depth``).
+LOOKAHEAD_S = 2.0
+#: How often a process looks again whether a chunk it waits for was published.
+_POLL_SECONDS = 0.02
+
+
+def _missing(where: str) -> ChunkMissingError:
+    return ChunkMissingError(
+        f"Chunk {where} listed in index.json is missing. The dataset is incomplete or was "
+        f"changed under the reader; re-create or re-copy it."
+    )
+
+
+class ChunkCache:
+    """Local plain files for the chunks of one dataset.
+
+    Args:
+        location: Where the dataset lives.
+        index: Its index.
+        cache_dir: The cache root (``LITDATA_CACHE_DIR`` or ``~/.lightning/chunks`` if unset).
+        max_cache_size: The budget in bytes for this dataset's cached chunks; ``None`` for no
+            limit. Chunks held by a reader are never evicted, so the cache may exceed it by
+            the chunks in use and in flight.
+        verify: Check in-place chunks against their checksums (fetched chunks always are).
+        cache_mode: The permission bits of cached files (folders get the matching search
+            bits); ``None``: ``LITDATA_CACHE_MODE``, else ``0600`` (folders ``0700``).
+    """
+
+    def __init__(
+        self,
+        location: Location,
+        index: DatasetIndex,
+        *,
+        cache_dir: str | None = None,
+        max_cache_size: int | None = None,
+        verify: bool = True,
+        cache_mode: int | None = None,
+    ) -> None:
+        self.location = location
+        self.index = index
+        self.cache_dir = cache_dir
+        self.max_cache_size = max_cache_size
+        self.verify = verify
+        self.mode = (
+            config.cache_mode()
+            if cache_mode is None
+            else config.checked_mode(cache_mode, f"cache_mode={cache_mode:#o}")
+        )
+        self._compression = index.config.compression
+        self._local = location.local_path
+        self._directory: Path | None = None
+        self._compressor: Compressor | None = None
+        #: In-place chunks checked by this process, with the identity of the file checked.
+        self._checked: dict[int, bytes] = {}
+        self._holds: dict[int, ChunkLock] = {}
+        self._verified: VerifiedChunks | None = None
+        if self._local is not None and config.verify_setting() != "always":
+            home = cache_home(self.location.url, cache_dir)
+            self._verified = VerifiedChunks(home / VERIFIED, self.mode)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.update(_compressor=None, _checked={}, _holds={}, _directory=None)
+        return state
+
+    @property
+    def in_place(self) -> bool:
+        """Whether chunks are read where they lie (local and not compressed)."""
+        return self._local is not None and not self._compression
+
+    @property
+    def directory(self) -> Path:
+        """This dataset version's cache folder (created on first use)."""
+        if self._directory is None:
+            home = cache_home(self.location.url, self.cache_dir)
+            self._directory = version_dir(home, self.index, self.mode, self.location.url)
+        return self._directory
+
+    def _member(self, entry: ChunkEntry, name: str | None = None) -> str:
+        """The local file of a chunk in the dataset's folder, checked to resolve inside it."""
+        where = f"Chunk {entry.filename} of {self.location.url}"
+        return inside(self._local or "", name or entry.filename, where=where)
+
+    def _plain_name(self, entry: ChunkEntry) -> str:
+        """The chunk's file name in the cache folder."""
+        name = entry.filename
+        if self._compression:
+            name = decompressed_filename(name, self._compression)
+        return flat_name(name)
+
+    # -- using a chunk ---------------------------------------------------------------------
+    def hold(self, chunk_index: int) -> str:
+        """The local plain file of chunk ``chunk_index``, fetched if needed, and held.
+
+        No process evicts a held chunk until :meth:`release`.
+
+        Raises:
+            FileNotFoundError: The chunk is missing from the dataset.
+            ChunkCorruptError: Its bytes fail their checksum, or do not decompress to what the
+                index says.
+            ChunkWaitTimeoutError: Another process was fetching it and did not finish in time.
+        """
+        entry = self.index.chunks[chunk_index]
+        if self.in_place:
+            path = self._member(entry)
+            if self.verify:
+                self._check_in_place(path, chunk_index, entry)
+            return path
+        inflated = self._inflated_in_place(entry)
+        if inflated is not None:
+            return inflated
+        held = self._holds.get(chunk_index)
+        target = self.directory / self._plain_name(entry)
+        if held is not None:
+            return str(target)
+        lock = ChunkLock(self.directory, target.name, self.mode)
+        deadline = time.monotonic() + WAIT_SECONDS
+        fetch_seconds = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
+        while True:
+            # Waits while another process fetches it, as long as a fetch of our own may take.
+            if not lock.acquire("shared", timeout=fetch_seconds):
+                raise self._stuck(entry, target, fetch_seconds, "LITDATA_CHUNK_TIMEOUT")
+            if target.exists():
+                break
+            lock.release()
+            # Never wait for the exclusive lock: the process that got it first may publish
+            # the chunk and hold it (shared) for as long as it reads it.
+            if lock.acquire("exclusive", timeout=0):
+                try:
+                    if not target.exists():
+                        self._fetch(entry, target)
+                finally:
+                    lock.release()  # then hold it shared, like any reader
+            elif time.monotonic() > deadline:
+                raise self._stuck(entry, target, WAIT_SECONDS, None)
+            else:
+                time.sleep(_POLL_SECONDS)
+        os.utime(target)  # most recently used
+        self._holds[chunk_index] = lock
+        return str(target)
+
+    def _stuck(
+        self, entry: ChunkEntry, target: Path, waited: float, setting: str | None
+    ) -> ChunkWaitTimeoutError:
+        hint = f" Raise {setting} (seconds) if it is only slow." if setting else ""
+        return ChunkWaitTimeoutError(
+            str(target),
+            waited,
+            f"Another process is fetching chunk {entry.filename} of {self.location.url} "
+            f"and has not published it: it is stuck, or the storage is far too slow.{hint}",
+        )
+
+    def _inflated_in_place(self, entry: ChunkEntry) -> str | None:
+        """The decompressed file LitData left in place of a local compressed chunk, if any.
+
+        LitData decompresses the chunks of a local compressed dataset into the dataset's own
+        folder when it reads them, removing the compressed files. Such a file is read as it is;
+        its checksum (of the compressed bytes) cannot be checked, so its size is.
+
+        Raises:
+            ChunkCorruptError: The file's size is not the chunk's.
+        """
+        if self._local is None or not self._compression:
+            return None
+        stored = self._member(entry)
+        plain = self._member(entry, self._plain_name(entry))
+        if plain == stored or os.path.exists(stored) or not os.path.exists(plain):
+            return None
+        size = os.path.getsize(plain)
+        if size != entry.chunk_bytes:
+            raise ChunkCorruptError(
+                f"{plain} (chunk {entry.filename} as LitData decompresses it in place) has "
+                f"{size:,} bytes, but index.json records {entry.chunk_bytes:,}. Re-create the "
+                f"dataset."
+            )
+        if plain not in _INFLATED_WARNED:
+            _INFLATED_WARNED.add(plain)
+            logger.warning(
+                "%s was decompressed in place (by LitData); reading it without its checksum",
+                plain,
+            )
+        return plain
+
+    def cached(self, chunk_index: int) -> bool:
+        """Whether chunk ``chunk_index`` is a local file already (in place, or in the cache)."""
+        if self.in_place or self._inflated_in_place(self.index.chunks[chunk_index]):
+            return True
+        return (self.directory / self._plain_name(self.index.chunks[chunk_index])).exists()
+
+    def release(self, chunk_index: int) -> None:
+        """Stop holding chunk ``chunk_index``: it may be evicted again."""
+        lock = self._holds.pop(chunk_index, None)
+        if lock is not None:
+            lock.release()
+
+    def _check_in_place(self, path: str, chunk_index: int, entry: ChunkEntry) -> None:
+        """Check an in-place chunk, unless this process checked the file as it is now.
+
+        Every open looks at the file's identity (device, inode, size, times): a chunk
+        replaced or rewritten since its last check, even within one process, is checked
+        again, never read as what it was.
+        """
+        try:
+            with open(path, "rb") as handle:
+                status = os.fstat(handle.fileno())
+                identity = file_identity(status)
+                if self._checked.get(chunk_index) == identity:
+                    return
+                if status.st_size != entry.chunk_bytes:
+                    raise ChunkCorruptError(
+                        f"Chunk {path} is truncated or padded: it has {status.st_size:,} bytes, "
+                        f"but index.json records {entry.chunk_bytes:,}. Its samples are not "
+                        f"returned. Re-copy or re-create the dataset."
+                    )
+                known = self._verified is not None and self._verified.known(status, entry)
+                if entry.checksum is not None and not known:
+                    self._hash_in_place(handle.fileno(), status, entry, path)
+                self._checked[chunk_index] = identity
+        except FileNotFoundError:
+            raise _missing(path) from None
+
+    def _hash_in_place(
+        self, descriptor: int, status: os.stat_result, entry: ChunkEntry, path: str
+    ) -> None:
+        if not status.st_size:
+            checksum.verify_checksum(b"", entry, path)
+        else:
+            with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as data:
+                checksum.verify_checksum(data, entry, path)
+        if self._verified is not None:
+            self._verified.add(status, entry)
+
+    # -- fetching --------------------------------------------------------------------------
+    def stored(self, entry: ChunkEntry, scratch: Path) -> tuple[bytes, str]:
+        """A chunk's bytes as stored, and where they came from (its path or URL).
+
+        Args:
+            entry: The chunk's index entry.
+            scratch: A local file to download a remote chunk into.
+
+        Raises:
+            FileNotFoundError: The chunk is missing.
+        """
+        if self._local is not None:
+            source = self._member(entry)
+            try:
+                return Path(source).read_bytes(), source
+            except FileNotFoundError:
+                raise _missing(source) from None
+        url, _ = self._download(entry, scratch)
+        return scratch.read_bytes(), url
+
+    def _download(
+        self, entry: ChunkEntry, scratch: Path, target: Path | None = None
+    ) -> tuple[str, bool]:
+        """Download a remote chunk as stored into ``scratch``.
+
+        A large chunk of a store that reads ranges is fetched as parallel ranged GETs
+        (:class:`~litdata.engine.cache.parts.PartedDownload`), each part checked against its
+        block checksums when the chunk has them; readers of this process may read items of
+        the parts that arrived when ``target`` (the plain file it will be published as) is
+        given.
+
+        Returns:
+            Its URL, and whether every byte was checked already (against block checksums).
+        """
+        url = self.location.join(entry.filename)
+        try:
+            parted = self._parted(entry, url, scratch, target)
+            if parted is None:
+                self.location.storage.download(url, str(scratch), entry.chunk_bytes)
+                return url, False
+            parted.run()
+        except FileNotFoundError:
+            raise _missing(url) from None
+        return url, parted.table is not None
+
+    def _parted(
+        self, entry: ChunkEntry, url: str, scratch: Path, target: Path | None
+    ) -> PartedDownload | None:
+        """The parallel ranged download of a large chunk, or ``None`` to download it whole."""
+        storage = self.location.storage
+        if (
+            not storage.ranged
+            or entry.chunk_bytes <= 2 * MIN_PART
+            or config.ranged_reads_setting() == "off"
+        ):
+            return None
+        store = self._store()
+        root = Path(self.cache_dir).expanduser() if self.cache_dir else config.cache_root()
+        table = BlockTable.of(entry, f"The index of {self.location.url}")
+        return PartedDownload(
+            storage,
+            url,
+            scratch,
+            target=target,
+            size=entry.chunk_bytes,
+            table=table,
+            link=link_to(store),
+            throttle=throttle_of(store, config.connection_budget()),
+            slots=node_slots(root, self.mode),
+        )
+
+    def _store(self) -> str:
+        """The store, as its link is measured: scheme and bucket (``s3://bucket``)."""
+        return "/".join(self.location.url.split("/", 3)[:3])
+
+    def lookahead(self) -> int:
+        """The bytes of chunks worth fetching ahead: what the link moved in ``LOOKAHEAD_S``.
+
+        At most a quarter of ``max_cache_size`` (other readers of the node share it), and
+        none for a dataset read in place.
+        """
+        if self._local is not None:
+            return 0
+        wanted = int(link_to(self._store()).throughput() * LOOKAHEAD_S)
+        if self.max_cache_size is not None:
+            wanted = min(wanted, self.max_cache_size // 4)
+        return wanted
+
+    def arriving(self, chunk_index: int, starting: Callable[[], bool]) -> PartedDownload | None:
+        """The parallel download of chunk ``chunk_index`` in flight in this process, if any.
+
+        Args:
+            chunk_index: The chunk.
+            starting: Whether a fetch of it is scheduled and has not ended (its download is
+                waited for while so).
+        """
+        if self._local is not None or self._compression:
+            return None
+        target = self.directory / self._plain_name(self.index.chunks[chunk_index])
+        return arriving(target, starting)
+
+    def _fetch_plain(
+        self, entry: ChunkEntry, temporary: Path, target: Path
+    ) -> tuple[int, str, float]:
+        """Put the chunk's checked plain bytes in ``temporary``.
+
+        Returns ``(size as stored, source, seconds spent checking and decompressing)``; the
+        last is 0 for a chunk checked while it streams to disk.
+
+        A remote, uncompressed chunk is downloaded straight into place and checked from the
+        file, block by block, so prefetching never holds whole chunks in memory.
+
+        Raises:
+            ChunkCorruptError: It fails its checksum, or does not decompress to what the index
+                says.
+        """
+        if self._local is None and not self._compression:
+            url, checked = self._download(entry, temporary, target)
+            if not checked:
+                verify_file(temporary, entry, url)
+            return temporary.stat().st_size, url, 0.0
+        data, source = self.stored(entry, temporary)
+        start = time.perf_counter()
+        plain = plain_chunk(
+            data,
+            entry,
+            compressor=self._codec(),
+            level=self.index.config.extra.get("compression_level"),
+            where=source,
+        )
+        if plain is not data or self._local is not None:
+            temporary.write_bytes(plain)
+        return len(data), source, time.perf_counter() - start
+
+    def _fetch(self, entry: ChunkEntry, target: Path) -> None:
+        """Fetch, check and decompress one chunk, and publish it as ``target``.
+
+        A download that fails its check is fetched once more (a transfer may have been cut or
+        garbled); a second failure, or a bad local file, is an error.
+        """
+        start = time.perf_counter()
+        self._make_room(entry.chunk_bytes)
+        attempts = 1 if self._local is not None else 2
+        with publishing(target, entry.chunk_bytes, self.mode) as temporary:
+            for attempt in range(1, attempts + 1):
+                try:
+                    size, source, inflating = self._fetch_plain(entry, temporary, target)
+                    break
+                except ChunkCorruptError:
+                    if attempt == attempts:
+                        raise
+                    where = self.location.join(entry.filename)
+                    logger.warning("chunk %s failed its check; downloading it again", where)
+        hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)
+        if inflating:
+            hooks.chunk_decompressed(str(target), entry.chunk_bytes, inflating)
+        logger.debug("fetched %s into %s", source, target)
+
+    def _make_room(self, needed: int) -> None:
+        """Evict chunks nobody holds, least recently used first, until ``needed`` bytes fit.
+
+        Downloads in flight (their temporary files, which a parted download sizes in full at
+        once) count against the budget too, though they cannot be evicted.
+        """
+        if self.max_cache_size is None:
+            return
+        cached = []
+        flight = 0
+        for item in os.scandir(self.directory):
+            try:
+                if not item.is_file():
+                    continue
+                stat = item.stat()
+            except FileNotFoundError:  # another process evicted (or published) it meanwhile
+                continue
+            if item.name.startswith("."):
+                flight += stat.st_size if ".tmp." in item.name else 0
+                continue
+            cached.append((stat.st_mtime, stat.st_size, item.name))
+        total = flight + sum(size for _, size, _ in cached)
+        for _, size, name in sorted(cached):
+            if total + needed <= self.max_cache_size:
+                return
+            lock = ChunkLock(self.directory, name, self.mode)
+            if not lock.acquire("exclusive", timeout=0):
+                continue  # a reader holds it
+            try:
+                path = self.directory / name
+                path.unlink(missing_ok=True)
+            finally:
+                lock.release()
+            total -= size
+            hooks.chunk_evicted(str(path), size)
+            logger.debug("evicted %s (%d bytes) to stay within the cache budget", path, size)
+
+    def _codec(self) -> Compressor | None:
+        if self._compression and self._compressor is None:
+            providers = self.index.plugins.get("compression", {})
+            self._compressor = resolve_plugin("compression", self._compression, providers=providers)
+        return self._compressor
