@@ -13,7 +13,7 @@ import functools
 import multiprocessing
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,6 +37,7 @@ from litdata.streaming.epoch.schedule import Clock
 from litdata.streaming.epoch.topology import rank_and_world
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.resume.checks import require_loader_state
+from litdata.streaming.resume.shapes import LoaderState
 from litdata.streaming.streamable import Streamable
 from litdata.streaming.workers.arena.messages import ArenaSession
 from litdata.streaming.workers.arena.slots import available
@@ -409,22 +410,24 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         world = rank_and_world()[1]
         return self._clock.after(sum(self._batches), self.samples_per_batch, world)
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> LoaderState:
         """Where this epoch stands; pass it to ``load_state_dict`` to continue from here."""
         with self._own_settings():
             return self._state_dict()
 
-    def _state_dict(self) -> dict[str, Any]:
+    def _state_dict(self) -> LoaderState:
         workers = max(1, self.num_workers)
         counts = self._counts or [[0] * self._streamable.num_sources for _ in range(workers)]
-        state = {
-            "dataset": self._streamable.loader_state(
-                LoaderProgress(
-                    counts,
-                    self.num_workers,
-                    self.samples_per_batch,
-                    (self._latest_worker + 1) % workers,
-                    self._batches or [0] * workers,
+        state: LoaderState = {
+            "dataset": dict(
+                self._streamable.loader_state(
+                    LoaderProgress(
+                        counts,
+                        self.num_workers,
+                        self.samples_per_batch,
+                        (self._latest_worker + 1) % workers,
+                        self._batches or [0] * workers,
+                    )
                 )
             ),
             "current_epoch": self.current_epoch,
@@ -439,7 +442,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             state["epoch_clock"] = epoch_clock.to_json()
         return state
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Continue from ``state`` at the next iteration.
 
         A state saved once an epoch was finished (as Lightning checkpoints at the end of an
@@ -450,9 +453,9 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
                 more samples than the dataset has.
         """
         with self._own_settings():
-            self._load_state_dict(dict(require_loader_state(state)))
+            self._load_state_dict(require_loader_state(state))
 
-    def _load_state_dict(self, state: dict[str, Any]) -> None:
+    def _load_state_dict(self, state: LoaderState) -> None:
         samples = int(state["num_samples_yielded"])
         length = self._streamable.agreement()["items"]
         if length is not None and samples > length:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from litdata.streaming.epoch.plan import Topology
@@ -69,7 +69,7 @@ class Streamable(Protocol):
         """Forget a loaded state."""
         ...
 
-    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
+    def loader_state(self, progress: LoaderProgress) -> Mapping[str, Any]:
         """The dataset's part of the loader's state dict."""
         ...
 

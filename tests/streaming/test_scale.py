@@ -93,7 +93,7 @@ def _copy(folder: Path, to: Path) -> Path:
 
 
 def test_an_unchanged_local_index_is_digested_once(many_chunks, tmp_path, monkeypatch):
-    from litdata.engine import compact_index
+    from litdata.engine.native import compact_index
 
     folder = _copy(many_chunks, tmp_path / "ds")
     calls: list[int] = []
@@ -134,7 +134,7 @@ def test_an_index_rewritten_with_its_size_and_times_kept_is_digested_again(many_
 
 @pytest.mark.parametrize("record", ["garbled", "a forged digest"])
 def test_a_bad_digest_record_is_passed_over(many_chunks, tmp_path, record):
-    from litdata.engine import compact_index
+    from litdata.engine.native import compact_index
 
     folder = _copy(many_chunks, tmp_path / "ds")
     ld.StreamingDataset(str(folder))  # records the digest

@@ -8,7 +8,15 @@ message naming what was expected, what was found, and what to pass instead.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
+
+from litdata.streaming.resume.shapes import (
+    CompositionState,
+    DatasetState,
+    LoaderState,
+    check_shape,
+    damaged,
+)
 
 __all__ = ["describe_state", "require_dataset_state", "require_loader_state"]
 
@@ -39,16 +47,17 @@ def describe_state(state: Any) -> str:
     return f"a dict with keys {sorted(map(str, state))[:8]}"
 
 
-def require_loader_state(state: Any) -> Mapping[str, Any]:
-    """``state`` if it is a ``StreamingDataLoader.state_dict()``.
+def require_loader_state(state: Any) -> LoaderState:
+    """``state`` if it is a ``StreamingDataLoader.state_dict()``, its fields checked.
 
     Raises:
-        ValueError: It is something else; the message says what it looks like.
+        ValueError: It is something else (the message says what it looks like), or a field
+            has a type or value no ``state_dict()`` writes (the message names it).
     """
-    if isinstance(state, Mapping) and all(key in state for key in _LOADER_KEYS):
-        checked: Mapping[str, Any] = state
-        if isinstance(checked["dataset"], Mapping):
-            return checked
+    loader = isinstance(state, Mapping) and all(key in state for key in _LOADER_KEYS)
+    if loader and isinstance(state["dataset"], Mapping):
+        check_shape(state, LoaderState)
+        return cast(LoaderState, state)
     raise ValueError(
         f"StreamingDataLoader.load_state_dict() needs what StreamingDataLoader.state_dict() "
         f"returned (keys {list(_LOADER_KEYS)}), but it got {describe_state(state)}. Save "
@@ -66,7 +75,8 @@ def require_dataset_state(state: Any, expected: str, composition_key: str | None
         composition_key: The composition's key in its state, or ``None`` for a single dataset.
 
     Raises:
-        ValueError: It is the state of another kind of dataset, or is missing keys.
+        ValueError: It is the state of another kind of dataset, or is missing keys, or a
+            field has a type or value no ``state_dict()`` writes (the message names it).
     """
     if composition_key is None:
         ok = isinstance(state, Mapping) and all(key in state for key in _DATASET_KEYS)
@@ -78,3 +88,29 @@ def require_dataset_state(state: Any, expected: str, composition_key: str | None
             f"Resume with the same kind of dataset it was saved from, or start a new epoch "
             f"without load_state_dict()."
         )
+    if composition_key is None:
+        _check_dataset_state(state)
+    else:
+        where = f"state[{composition_key!r}]"
+        check_shape(state[composition_key], CompositionState, where)
+        own = state[composition_key]
+        if len(own["topology"]) != len(("world size", "workers", "batch size")):
+            raise damaged(f"{where}['topology']", "is not [world size, workers, batch size]")
+        if own["next_worker"] >= own["topology"][1]:
+            raise damaged(f"{where}['next_worker']", "names a worker the run did not have")
+
+
+def _check_dataset_state(state: Any) -> None:
+    """A single dataset's state: its shape, and runs whose counts agree with their topology."""
+    check_shape(state, DatasetState)
+    checked = cast(DatasetState, state)
+    if not checked["history"]:
+        raise damaged("state['history']", "is empty")
+    for position, run in enumerate(checked["history"]):
+        if len(run["consumed"]) != run["num_workers"]:
+            raise damaged(
+                f"state['history'][{position}]['consumed']",
+                f"has {len(run['consumed'])} counts for {run['num_workers']} workers",
+            )
+    if checked.get("next_worker", 0) >= checked["history"][-1]["num_workers"]:
+        raise damaged("state['next_worker']", "names a worker the run did not have")

@@ -26,11 +26,12 @@ from litdata.core.errors import LitdataWarning
 from litdata.core.formats import ItemLoader
 from litdata.core.index import DatasetIndex
 from litdata.engine.reader import DatasetReader
-from litdata.streaming.epoch.plan import Plan, Topology, epoch_plan, redistribute, skip
+from litdata.streaming.epoch.plan import Plan, Segment, Topology, epoch_plan, redistribute, skip
 from litdata.streaming.epoch.regions import Region, RegionIndex
 from litdata.streaming.epoch.shuffles import CheckedShuffle, ShuffleSetting, describe
 from litdata.streaming.epoch.topology import rank_and_world
 from litdata.streaming.resume.checks import require_dataset_state
+from litdata.streaming.resume.shapes import DatasetState, Settings, damaged
 from litdata.streaming.workers.batching import LoaderProgress
 
 __all__ = [
@@ -131,12 +132,27 @@ def plan_with_history(
     first = history[0].topology if history else current
     plan = epoch_plan(sizes, first, seed=seed, epoch=epoch, drop_last=drop_last, strategy=strategy)
     for step, run in enumerate(history):
+        _check_consumed(plan, run, step)
         workers = run.topology.num_workers
         plan = [skip(segments, run.consumed[g % workers]) for g, segments in enumerate(plan)]
         following = history[step + 1].topology if step + 1 < len(history) else current
         if following != run.topology:
             plan = redistribute(plan, following, drop_last)
     return plan
+
+
+def _check_consumed(plan: Plan, run: Run, step: int) -> None:
+    """A run cannot have consumed more than its workers had (else items would be dropped)."""
+    workers = run.topology.num_workers
+    if len(plan) % workers:
+        raise damaged(f"state['history'][{step}]", "has a topology this epoch's plan does not")
+    for worker, consumed in enumerate(run.consumed):
+        had = max(sum(s.count for s in segments) for segments in plan[worker::workers])
+        if consumed > had:
+            raise damaged(
+                f"state['history'][{step}]['consumed'][{worker}]",
+                f"is {consumed}, more than the {had} items that worker had",
+            )
 
 
 def validate_state(
@@ -215,6 +231,12 @@ class Resumable:
             """The dataset's shuffle strategy."""
             ...
 
+        def worker_segments(
+            self, logical: int, topology: Topology, *, rank: int | None = None
+        ) -> Sequence[Segment]:
+            """The segments worker ``logical`` of a rank reads this epoch."""
+            ...
+
     @property
     def identity(self) -> str:
         """A fingerprint of the dataset's contents and of the items this view reads."""
@@ -248,7 +270,7 @@ class Resumable:
         """What every rank must agree on before reading (checked by the loader under DDP)."""
         return {"items": len(self._regions), **self._settings()}
 
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self) -> Settings:
         return {
             "identity": self.identity,
             "seed": self.seed,
@@ -266,7 +288,7 @@ class Resumable:
         batch_size: int,
         samples_per_worker: Sequence[int] | None = None,
         next_worker: int = 0,
-    ) -> dict[str, Any]:
+    ) -> DatasetState:
         """The state to resume this epoch after ``num_samples_yielded`` samples on this rank.
 
         Args:
@@ -321,10 +343,17 @@ class Resumable:
             self.force_override_state_dict,
             lambda: legacy_identity(self._reader.index, self._regions.regions),
         )
-        self._resume = dict(state)
-        self.current_epoch = int(state["current_epoch"])
+        previous = self._resume, self.current_epoch
+        self._resume, self.current_epoch = dict(state), int(state["current_epoch"])
+        # Plan the epoch through every saved run now, in the training process: a count
+        # beyond what a worker had is an error here, not items dropped inside the workers.
+        try:
+            self.worker_segments(0, Run.from_json(state["history"][-1]).topology, rank=0)
+        except ValueError:
+            self._resume, self.current_epoch = previous
+            raise
 
-    def loader_state(self, progress: LoaderProgress) -> dict[str, Any]:
+    def loader_state(self, progress: LoaderProgress) -> DatasetState:
         """``state_dict`` from the loader's per-worker counts (one dataset: one count each)."""
         per_worker = [count[0] for count in progress.counts]
         return self.state_dict(

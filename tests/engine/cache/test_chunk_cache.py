@@ -9,7 +9,7 @@ import litdata as ld
 from litdata.core.chunks.names import decompressed_filename
 from litdata.core.index import DatasetConfig, DatasetIndex
 from litdata.engine.boundary.resolve import resolve
-from litdata.engine.cache import chunks
+from litdata.engine.cache import chunk_cache as chunks
 from litdata.engine.cache.chunk_cache import ChunkCache
 from litdata.engine.cache.directory import LOCKS, version_dir
 from litdata.engine.cache.locks import ChunkLock

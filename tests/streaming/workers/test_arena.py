@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import litdata as ld
-from litdata.streaming import arena
+from litdata.streaming.workers.arena import slots as arena
 from litdata.streaming.workers.arena.layout import plan
 from litdata.streaming.workers.arena.messages import ArenaSession
 
