@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ from litdata.processing.readers import with_reader
 
 __all__ = [
     "FAST_DEV_RUN_INPUTS",
-    "Common",
+    "CommonRun",
+    "SharedArguments",
     "check_common",
     "check_fn",
     "check_nodes",
@@ -36,8 +37,41 @@ FAST_DEV_RUN_INPUTS = 10
 
 
 @dataclass(frozen=True)
-class Common:
-    """What the shared arguments of ``optimize`` and ``map`` resolve to.
+class SharedArguments:
+    """The arguments ``optimize`` and ``map`` share, as the caller passed them.
+
+    The fields are ``optimize``'s arguments of the same names (its docstring says more);
+    ``from_queue`` says that the inputs come from a queue (``optimize(queue=...)``).
+    """
+
+    fn: Callable[..., Any]
+    inputs: Any
+    batch_size: int | None
+    fast_dev_run: bool | int
+    weights: Sequence[float] | None
+    reader: Any
+    num_workers: int | None
+    num_nodes: int | None
+    machine: Any
+    executor: str | Executor | None
+    start_method: str | None
+    executor_options: Mapping[str, Any] | None
+    input_dir: str | os.PathLike[str] | None
+    storage_options: Mapping[str, Any] | None
+    num_downloaders: int | None
+    num_uploaders: int | None
+    from_queue: bool = False
+
+    @classmethod
+    def of(cls, call: Mapping[str, Any], *, from_queue: bool = False) -> SharedArguments:
+        """The shared ones among a call's arguments (its ``locals()`` before anything else)."""
+        names = [field.name for field in fields(cls) if field.name != "from_queue"]
+        return cls(**{name: call[name] for name in names}, from_queue=from_queue)
+
+
+@dataclass(frozen=True)
+class CommonRun:
+    """What the shared arguments of ``optimize`` and ``map`` resolve to, checked once.
 
     Attributes:
         fn: The function to call on each input (wrapped to read through ``reader=``, if given).
@@ -63,57 +97,21 @@ class Common:
         return None if self.items is None else len(self.items)
 
 
-def check_common(
-    fn: Callable[..., Any],
-    inputs: Any,
-    *,
-    from_queue: bool = False,
-    batch_size: int | None,
-    fast_dev_run: bool | int,
-    weights: Sequence[float] | None,
-    reader: Any,
-    num_workers: int | None,
-    num_nodes: int | None,
-    machine: Any,
-    executor: str | Executor | None,
-    start_method: str | None,
-    executor_options: Mapping[str, Any] | None,
-    input_dir: str | os.PathLike[str] | None,
-    storage_options: Mapping[str, Any] | None,
-    num_downloaders: int | None,
-    num_uploaders: int | None,
-) -> Common:
+def check_common(given: SharedArguments) -> CommonRun:
     """Check the arguments ``optimize`` and ``map`` share, in the order a user reads them.
-
-    The keyword arguments are ``optimize``'s of the same names (its docstring says more).
-
-    Args:
-        fn: The user's function.
-        inputs: The inputs; ignored when ``from_queue``.
-        from_queue: The inputs come from a queue (``optimize(queue=...)``).
-        batch_size: Inputs per call of ``fn``.
-        fast_dev_run: Process only the first inputs.
-        weights: One cost per input, to balance the workers.
-        reader: A ``BaseReader`` that regroups the inputs.
-        num_workers: Workers per machine.
-        num_nodes: Machines.
-        machine: LitData's Studio machine type (refused).
-        executor: The executor's name or instance.
-        start_method: The local executor's start method.
-        executor_options: The executor's constructor arguments.
-        input_dir: A folder the inputs' files are in.
-        storage_options: Options for the storage backends.
-        num_downloaders: Files of one input downloaded at once.
-        num_uploaders: Files each worker uploads at once.
 
     Raises:
         ValueError: A bad or contradictory argument; the message says which.
         FileNotFoundError: A local ``input_dir`` is not a folder.
         UnknownPluginError: No executor has that name.
     """
+    fn, reader, weights, batch_size = given.fn, given.reader, given.weights, given.batch_size
+    num_workers, num_nodes = given.num_workers, given.num_nodes
     check_fn(fn)
-    check_studio_options(machine, num_nodes)
-    items = None if from_queue else prepare_inputs(inputs, batch_size, fast_dev_run)
+    check_studio_options(given.machine, num_nodes)
+    items = (
+        None if given.from_queue else prepare_inputs(given.inputs, batch_size, given.fast_dev_run)
+    )
     if weights is not None and (reader is not None or items is None or batch_size):
         other = "reader=" if reader is not None else "queue=" if items is None else "batch_size="
         raise ValueError(
@@ -126,17 +124,19 @@ def check_common(
             raise ValueError("reader= regroups a list of inputs; it cannot read from a queue.")
         items, fn = with_reader(reader, items, fn, num_workers)
     check_workers(num_workers, None if items is None else len(items))
-    runner = resolve_executor(executor, start_method, executor_options)
-    return Common(
+    runner = resolve_executor(given.executor, given.start_method, given.executor_options)
+    return CommonRun(
         fn=fn,
         items=items,
         weights=balance,
         runner=runner,
         nodes=check_nodes(runner, num_nodes),
         downloads=input_downloads(
-            input_dir, storage_options, check_positive(num_downloaders, "num_downloaders")
+            given.input_dir,
+            given.storage_options,
+            check_positive(given.num_downloaders, "num_downloaders"),
         ),
-        upload_threads=check_positive(num_uploaders, "num_uploaders") or 1,
+        upload_threads=check_positive(given.num_uploaders, "num_uploaders") or 1,
     )
 
 

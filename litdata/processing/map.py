@@ -11,7 +11,7 @@ from typing import Any
 from litdata.core.protocols import Executor
 from litdata.engine.boundary.resolve import resolve
 from litdata.engine.native.output_lock import LOCK_FILENAME, OutputLock
-from litdata.processing.arguments import check_common, make_output_dir
+from litdata.processing.arguments import SharedArguments, check_common, make_output_dir
 from litdata.processing.job import MapJob
 from litdata.processing.running import deal, plan_workers, report_done, run_job, workers_per_node
 
@@ -86,24 +86,7 @@ def map(  # LitData's public name
         ProcessingError: ``fn`` failed or returned a value; the message names the input.
         OutputLockedError: Another writer is writing there.
     """
-    common = check_common(
-        fn,
-        inputs,
-        batch_size=batch_size,
-        fast_dev_run=fast_dev_run,
-        weights=weights,
-        reader=reader,
-        num_workers=num_workers,
-        num_nodes=num_nodes,
-        machine=machine,
-        executor=executor,
-        start_method=start_method,
-        executor_options=executor_options,
-        input_dir=input_dir,
-        storage_options=storage_options,
-        num_downloaders=num_downloaders,
-        num_uploaders=num_uploaders,
-    )
+    common = check_common(SharedArguments.of(locals()))
     wants = MapJob.wanted_arguments(fn)
     items = common.items or []
     location = resolve(output_dir, storage_options=storage_options)

@@ -15,7 +15,7 @@ from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.engine.items.loaders import default_item_loader
 from litdata.engine.native.keys import check_key_fn
 from litdata.engine.native.writer import check_chunk_options
-from litdata.processing.arguments import check_common, check_fn
+from litdata.processing.arguments import SharedArguments, check_common, check_fn
 from litdata.processing.job import OptimizeJob
 from litdata.processing.output import check_append, prepare_output
 from litdata.processing.running import deal, plan_workers, report_done, run_job, workers_per_node
@@ -34,6 +34,18 @@ def _check_source(inputs: Any, queue: Any) -> None:
         )
     if queue is not None and not all(hasattr(queue, method) for method in ("get", "put")):
         raise ValueError(f"queue must be a multiprocessing queue, got {type(queue).__name__}.")
+
+
+def _check_resumable(
+    fn: Callable[[Any], Any], use_checkpoint: bool, align_chunking: bool, chunk_size: int | None
+) -> None:
+    if align_chunking and chunk_size is None:
+        raise ValueError("align_chunking=True needs chunk_size (it aligns whole chunks of items).")
+    if use_checkpoint and inspect.isgeneratorfunction(fn):
+        raise ValueError(
+            "use_checkpoint=True cannot resume a generator fn (an input may yield "
+            "samples into several chunks); return one sample per input instead."
+        )
 
 
 def _ordered(
@@ -166,35 +178,10 @@ def optimize(
         ProcessingError: ``fn`` failed; the message names the input and holds its traceback.
     """
     _check_source(inputs, queue)
-    common = check_common(
-        fn,
-        inputs,
-        from_queue=queue is not None,
-        batch_size=batch_size,
-        fast_dev_run=fast_dev_run,
-        weights=weights,
-        reader=reader,
-        num_workers=num_workers,
-        num_nodes=num_nodes,
-        machine=machine,
-        executor=executor,
-        start_method=start_method,
-        executor_options=executor_options,
-        input_dir=input_dir,
-        storage_options=storage_options,
-        num_downloaders=num_downloaders,
-        num_uploaders=num_uploaders,
-    )
-    if align_chunking and chunk_size is None:
-        raise ValueError("align_chunking=True needs chunk_size (it aligns whole chunks of items).")
-    if use_checkpoint and inspect.isgeneratorfunction(fn):
-        raise ValueError(
-            "use_checkpoint=True cannot resume a generator fn (an input may yield "
-            "samples into several chunks); return one sample per input instead."
-        )
+    common = check_common(SharedArguments.of(locals(), from_queue=queue is not None))
+    _check_resumable(fn, use_checkpoint, align_chunking, chunk_size)
     _check_keys(key_fn, use_checkpoint, item_loader)
     ordered = _ordered(keep_data_ordered, use_checkpoint, align_chunking, queue)
-    items, count, runner = common.items, common.count, common.runner
     target_bytes = check_chunk_options(chunk_size, chunk_bytes, compression)
     writer_options = {
         "chunk_size": chunk_size,
@@ -207,13 +194,13 @@ def optimize(
     start = time.monotonic()
     try:
         aligned = chunk_size if align_chunking else None
-        workers = plan_workers(runner, num_workers, common.nodes, count, aligned)
-        if use_checkpoint and isinstance(runner, ClusterExecutor):
+        workers = plan_workers(common.runner, num_workers, common.nodes, common.count, aligned)
+        if use_checkpoint and isinstance(common.runner, ClusterExecutor):
             workers = output.checkpoints.saved_workers() or workers  # whatever the cluster now
         source: WorkSource = (
             LiveQueue(queue, ALL_DONE)
-            if items is None
-            else deal(items, workers, ordered, aligned, common.weights)
+            if common.items is None
+            else deal(common.items, workers, ordered, aligned, common.weights)
         )
         check_append(
             output,
@@ -234,18 +221,18 @@ def optimize(
             upload_to=output.upload_to,
             inputs=common.downloads,
             upload_threads=common.upload_threads,
-            node_share=workers_per_node(runner, num_workers, workers),
+            node_share=workers_per_node(common.runner, num_workers, workers),
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
             checkpoints = output.checkpoints
             job.checkpoints = checkpoints.directory
             source, job.resume = checkpoints.resume(source)
         summaries = run_job(
-            runner,
+            common.runner,
             job,
             source,
             workers,
-            total=None if items is None else len(items),
+            total=common.count,
             description=f"optimize -> {output.location.url.rsplit('/', 1)[-1]}",
             verbose=verbose,
         )

@@ -30,13 +30,15 @@ from litdata.observe.profiling import (
     stop_in_main,
 )
 from litdata.streaming.control.batches import BatchControl, schedule_of
-from litdata.streaming.control.provenance import unplannable, with_ids
+from litdata.streaming.control.provenance import with_ids
 from litdata.streaming.control.provenance_log import ProvenanceLog
 from litdata.streaming.epoch.agreement import check_ranks_agree
 from litdata.streaming.epoch.schedule import Clock
 from litdata.streaming.epoch.topology import rank_and_world
+from litdata.streaming.loader_options import WORKER_MODES, check_loader_options
 from litdata.streaming.reprs import length_of, render
 from litdata.streaming.resume.checks import require_loader_state
+from litdata.streaming.resume.position import LoaderPosition
 from litdata.streaming.resume.shapes import LoaderState
 from litdata.streaming.streamable import Streamable
 from litdata.streaming.workers.arena.messages import ArenaSession
@@ -51,23 +53,11 @@ from litdata.streaming.workers.transport import unpack, widen_pipe
 __all__ = ["WORKER_MODES", "Streamable", "StreamingDataLoader"]
 
 #: What ``worker_mode`` takes: workers as processes (the default) or as threads.
-WORKER_MODES = ("process", "thread")
 
 
 def _unwrap_nothing(envelope: Any) -> Any:
     """The collate function torch applies to what workers yield: they yield finished batches."""
     return envelope
-
-
-def _is_streamable(dataset: object) -> bool:
-    """Whether ``dataset`` is one of ours; the composition modules load only for compositions."""
-    from litdata.streaming.dataset import StreamingDataset
-
-    if isinstance(dataset, StreamingDataset):
-        return True
-    from litdata.streaming.composition.base import ComposedDataset
-
-    return isinstance(dataset, ComposedDataset)
 
 
 class StreamingDataLoader(DataLoader[Any], BatchControl):
@@ -130,32 +120,16 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         worker_mode: str = "process",
         **kwargs: Any,
     ) -> None:
-        if worker_mode not in WORKER_MODES:
-            raise ValueError(
-                f"worker_mode={worker_mode!r} is not one of {', '.join(WORKER_MODES)}: "
-                f"pass 'process' (worker processes) or 'thread' (threads of this process)."
-            )
-        if not _is_streamable(dataset):
-            raise RuntimeError(
-                f"StreamingDataLoader reads a StreamingDataset, CombinedStreamingDataset or "
-                f"ParallelStreamingDataset, got {type(dataset).__name__}. Use "
-                f"torch.utils.data.DataLoader for other datasets."
-            )
-        if kwargs.pop("persistent_workers", False):
-            warnings.warn(
-                "persistent_workers=True is ignored: StreamingDataLoader starts its workers "
-                "for each epoch, which hands them that epoch's order and any resumed state.",
-                LitdataWarning,
-                stacklevel=2,
-            )
-        if num_workers == 0:
-            kwargs.pop("prefetch_factor", None)  # only meaningful with workers
-        if args:
-            raise TypeError("Pass StreamingDataLoader's options by keyword (batch_size=...).")
-        if transport not in ("arena", "pipe"):
-            raise ValueError(f"transport={transport!r}: pass 'arena' or 'pipe'.")
-        if (provenance or provenance_dir is not None) and not getattr(dataset, "plannable", False):
-            raise unplannable(dataset)
+        kwargs = check_loader_options(
+            dataset,
+            args,
+            kwargs,
+            num_workers=num_workers,
+            worker_mode=worker_mode,
+            transport=transport,
+            provenance=provenance,
+            provenance_dir=provenance_dir,
+        )
         self._shuffle, self._drop_last = shuffle, drop_last
         saved = dataset.settings()
         try:  # checks them now; they apply while this loader iterates or measures its epoch
@@ -178,16 +152,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
         self.samples_per_batch = batch_size
         self.worker_mode = worker_mode
         self.current_epoch = 0
-        self._restoring = False
-        self._epoch_finished = False
-        self._broken_off = False
-        self._base_samples = 0
-        self._counts: list[list[int]] = []
-        self._batches: list[int] = []
-        self._latest_worker = -1
+        self._position = LoaderPosition()
         self._iterating = False
-        self._clock = Clock()  # where training stood when this run of the loader began
-        self._epoch_clocks: dict[int, Clock] = {}  # where it stood as each epoch began
         iterable: Any = dataset  # an IterableDataset; Streamable says what else it does
         super().__init__(
             iterable,
@@ -254,7 +220,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
     @property
     def num_samples_yielded(self) -> int:
         """Samples this loader has delivered in the current epoch (on this rank)."""
-        return self._base_samples + sum(sum(counts) for counts in self._counts)
+        return self._position.base_samples + sum(sum(counts) for counts in self._position.counts)
 
     @property
     def _threads(self) -> bool:
@@ -302,31 +268,31 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
 
     def _begin(self, dataset: Streamable) -> None:
         """Start the next run of the loader: a new epoch, or the rest of a resumed one."""
-        if self._broken_off and getattr(dataset, "continues_after_break", False):
+        if self._position.broken_off and getattr(dataset, "continues_after_break", False):
             self.load_state_dict(self.state_dict())  # pick the epoch up where it stopped
-        self._clock = self._clock_now()
-        if not (self._restoring and dataset.resuming):
+        self._position.clock = self._clock_now()
+        if not (self._position.restoring and dataset.resuming):
             self.current_epoch += 1
             dataset.reset_state_dict()
             dataset.set_epoch(self.current_epoch)
-            self._base_samples = 0
-            self._epoch_clocks[self.current_epoch] = self._clock
-        self._restoring = False
-        self._epoch_finished = False
+            self._position.base_samples = 0
+            self._position.epoch_clocks[self.current_epoch] = self._position.clock
+        self._position.restoring = False
+        self._position.epoch_finished = False
         workers = max(1, self.num_workers)
-        self._counts = [[0] * dataset.num_sources for _ in range(workers)]
-        self._batches = [0] * workers
-        self._latest_worker = -1
+        self._position.counts = [[0] * dataset.num_sources for _ in range(workers)]
+        self._position.batches = [0] * workers
+        self._position.latest_worker = -1
         if schedule_of(dataset) is not None:
-            dataset.set_clock(self._clock)  # type: ignore[attr-defined]  # a scheduled mixture
+            dataset.set_clock(self._position.clock)  # type: ignore[attr-defined]  # a scheduled mixture
 
     def _count(self, worker: int, counts: Sequence[int]) -> None:
         """Count a batch of logical worker ``worker`` holding ``counts`` samples per dataset."""
-        self._batches[worker] += 1
-        mine = self._counts[worker]
+        self._position.batches[worker] += 1
+        mine = self._position.counts[worker]
         for position, count in enumerate(counts):
             mine[position] += count
-        self._latest_worker = worker
+        self._position.latest_worker = worker
 
     def _arena_session(self) -> ArenaSession | None:
         """This epoch's shared-memory slots, when batches leave worker processes through them."""
@@ -342,7 +308,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
     def _epoch(self, dataset: Streamable) -> Iterator[Any]:
         """One epoch's batches (or the rest of one, when resuming)."""
         self._begin(dataset)
-        self._broken_off = True  # until the epoch's last batch
+        self._position.broken_off = True  # until the epoch's last batch
         packed = self.num_workers > 0 and not self._threads  # only batches leaving a process
         check_ranks_agree(self, dataset.agreement)
         self._warn_if_empty(dataset)
@@ -353,8 +319,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             if self._provenance_dir is None
             else ProvenanceLog(self._provenance_dir, rank, dataset.num_sources)
         )
-        epoch_start = self._epoch_clocks.get(self.current_epoch, self._clock)
-        step = self._clock.step - epoch_start.step  # of the next batch, in the epoch
+        epoch_start = self._position.epoch_clocks.get(self.current_epoch, self._position.clock)
+        step = self._position.clock.step - epoch_start.step  # of the next batch, in the epoch
         arena = self._arena_session()
         collate = self._collate if arena is None else arena.collate(self._collate)
         dataset.set_collate(collate, ids=named)  # batches in the workers, while we iterate
@@ -389,8 +355,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
                 stop_in_main(profiler)
             if arena is not None:
                 arena.close(base)
-        self._epoch_finished = True
-        self._broken_off = False
+        self._position.epoch_finished = True
+        self._position.broken_off = False
         dataset.reset_state_dict()
 
     def _named(self, batch: Any, ids: BatchIds | None, log: ProvenanceLog | None, step: int) -> Any:
@@ -408,7 +374,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
     def _clock_now(self) -> Clock:
         """Where training stands: the run's starting clock plus the batches delivered since."""
         world = rank_and_world()[1]
-        return self._clock.after(sum(self._batches), self.samples_per_batch, world)
+        position = self._position
+        return position.clock.after(sum(position.batches), self.samples_per_batch, world)
 
     def state_dict(self) -> LoaderState:
         """Where this epoch stands; pass it to ``load_state_dict`` to continue from here."""
@@ -417,7 +384,8 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
 
     def _state_dict(self) -> LoaderState:
         workers = max(1, self.num_workers)
-        counts = self._counts or [[0] * self._streamable.num_sources for _ in range(workers)]
+        sources = self._streamable.num_sources
+        counts = self._position.counts or [[0] * sources for _ in range(workers)]
         state: LoaderState = {
             "dataset": dict(
                 self._streamable.loader_state(
@@ -425,20 +393,20 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
                         counts,
                         self.num_workers,
                         self.samples_per_batch,
-                        (self._latest_worker + 1) % workers,
-                        self._batches or [0] * workers,
+                        (self._position.latest_worker + 1) % workers,
+                        self._position.batches or [0] * workers,
                     )
                 )
             ),
             "current_epoch": self.current_epoch,
             "num_samples_yielded": self.num_samples_yielded,
             "num_samples_per_worker": {worker: list(c) for worker, c in enumerate(counts)},
-            "latest_worker_idx": self._latest_worker,
-            "epoch_finished": self._epoch_finished,
+            "latest_worker_idx": self._position.latest_worker,
+            "epoch_finished": self._position.epoch_finished,
         }
         if self._tracks_clock():  # where training stands: a schedule's or the log's steps
             state["clock"] = self._clock_now().to_json()
-            epoch_clock = self._epoch_clocks.get(self.current_epoch, Clock())
+            epoch_clock = self._position.epoch_clocks.get(self.current_epoch, Clock())
             state["epoch_clock"] = epoch_clock.to_json()
         return state
 
@@ -465,16 +433,16 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             )
         self.current_epoch = int(state["current_epoch"])
         if "clock" in state:  # a scheduled mixture's position in training
-            self._clock = Clock.from_json(state["clock"])
-            self._epoch_clocks[self.current_epoch] = Clock.from_json(state["epoch_clock"])
+            self._position.clock = Clock.from_json(state["clock"])
+            self._position.epoch_clocks[self.current_epoch] = Clock.from_json(state["epoch_clock"])
         else:
-            self._clock = self._clock_now()
+            self._position.clock = self._clock_now()
         # What this loader delivered before is in the state now: count from it afresh.
-        self._batches, self._counts = [], []
-        self._latest_worker = int(state.get("latest_worker_idx", -1))
+        self._position.batches, self._position.counts = [], []
+        self._position.latest_worker = int(state.get("latest_worker_idx", -1))
         if state.get("epoch_finished"):  # saved at the end of an epoch: the next one is whole
             self._streamable.reset_state_dict()
-            self._restoring = False
+            self._position.restoring = False
             return
         self._streamable.load_state_dict(state["dataset"])
         per_epoch = length_of(self._streamable)
@@ -482,12 +450,12 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             # Saved after the epoch's last batch, before the loop saw its end: what comes
             # next is the next epoch, as in LitData, not an empty rest of this one.
             self._streamable.reset_state_dict()
-            self._restoring = False
+            self._position.restoring = False
             return
-        self._base_samples = samples
-        self._restoring = True
+        self._position.base_samples = samples
+        self._position.restoring = True
 
     @property
     def restore(self) -> bool:
         """Whether a loaded state will shape the next iteration (LitData's ``restore``)."""
-        return self._restoring
+        return self._position.restoring

@@ -17,8 +17,8 @@ from litdata.streaming.control.provenance import (
     with_ids,
 )
 from litdata.streaming.epoch.plan import Topology
-from litdata.streaming.epoch.schedule import Clock
 from litdata.streaming.epoch.topology import rank_and_world
+from litdata.streaming.resume.position import LoaderPosition
 from litdata.streaming.streamable import Streamable
 from litdata.streaming.workers.batching import BatchIds, Ids, as_pairs
 
@@ -36,10 +36,8 @@ class _Loader(Protocol):
     num_workers: int
     samples_per_batch: int
     current_epoch: int
-    _epoch_clocks: dict[int, Clock]
-    _clock: Clock
+    _position: LoaderPosition
     _iterating: bool
-    _broken_off: bool
     _provenance: bool
     _user_collate: Callable[[list[Any]], Any]
     dataset: Any
@@ -111,7 +109,7 @@ class BatchControl:
                 topology,
                 rank,
                 epoch,
-                self._epoch_clocks,
+                self._position.epoch_clocks,
                 schedule_of(dataset) is not None,
             )
             yield from step_plan(dataset, topology, rank=rank, epoch=epoch, clock=clock, fresh=True)
@@ -162,9 +160,9 @@ class BatchControl:
             )
         if not getattr(self.dataset, "plannable", False):
             raise unplannable(self.dataset)  # before anything changes
-        if self._broken_off:  # continue the epoch that stopped, not a new one
+        if self._position.broken_off:  # continue the epoch that stopped, not a new one
             self.load_state_dict(self.state_dict())
-            self._broken_off = False
+            self._position.broken_off = False
         rank, world = rank_and_world()
         topology = Topology(world, max(1, self.num_workers), self.samples_per_batch)
         skipped = 0
@@ -175,7 +173,7 @@ class BatchControl:
                 topology,
                 rank=rank,
                 epoch=self.current_epoch,
-                clock=self._clock,
+                clock=self._position.clock,
                 fresh=False,
             )
             for logical, ids in plan:
