@@ -200,3 +200,74 @@ def test_every_module_is_in_a_layer():
         _module_name(path).split(".")[1:2][0] if "." in _module_name(path) else "__init__"
         for path in PACKAGE.rglob("*.py")
     } <= tops
+
+
+# -- rooms -------------------------------------------------------------------------------------
+#: Inside a layer, its rooms, lowest first: a module imports only its own and lower rooms.
+#: Each room is the first names below the package (a subpackage, or a module of its own).
+ROOMS = {
+    # The face (dataset, dataloader, split...) and the compositions stand on top side by side:
+    # a mixture composes datasets, and the loader accepts mixtures.
+    "streaming": [
+        ["epoch"],
+        ["workers"],
+        ["resume"],
+        ["control"],
+        [
+            *["composition", "dataset", "dataloader", "loader_options", "options", "reprs"],
+            *["sampler", "sized", "split", "frames", "streamable", "__init__"],
+        ],
+    ],
+    # Utilities of the link, the plugin boundary, item encoding and the cache, the native
+    # format's machinery, then what opens and reads a dataset in any format.
+    "engine": [
+        ["throttle", "link", "mapped_file", "upload", "lifeline", "__init__"],
+        ["boundary"],
+        ["items", "cache"],
+        ["native"],
+        ["opening", "reader", "ranged"],
+    ],
+}
+#: Face modules every streaming room may name: the protocol the loader needs of a dataset.
+CONTRACTS = {"litdata.streaming.streamable"}
+
+
+def _room(module: str, package: str) -> int | None:
+    prefix = f"litdata.{package}"
+    if module != prefix and not module.startswith(prefix + "."):
+        return None
+    first = module[len(prefix) + 1 :].split(".", maxsplit=1)[0] or "__init__"
+    return next(rank for rank, names in enumerate(ROOMS[package]) if first in names)
+
+
+def room_violations(graph: dict[str, set[str]], package: str) -> list[str]:
+    """Imports of a higher room inside ``package``: ``a -> b (room 0 imports room 2)``."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        mine = _room(module, package)
+        for target in sorted(targets - CONTRACTS):
+            theirs = _room(target, package)
+            if mine is not None and theirs is not None and theirs > mine:
+                names = ROOMS[package]
+                found.append(f"{module} -> {target} ({names[mine][0]} imports {names[theirs][0]})")
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ROOMS))
+def test_each_room_imports_only_its_own_and_lower_rooms(package):
+    assert room_violations(import_graph(), package) == []
+
+
+@pytest.mark.parametrize("package", sorted(ROOMS))
+def test_every_module_is_in_a_room(package):
+    for module in import_graph():
+        if module.startswith(f"litdata.{package}"):
+            assert _room(module, package) is not None  # StopIteration names the stray
+
+
+def test_the_room_test_catches_the_epoch_importing_the_workers():
+    graph = import_graph()
+    graph["litdata.streaming.epoch.plan"].add("litdata.streaming.workers.batching")
+    assert room_violations(graph, "streaming") == [
+        "litdata.streaming.epoch.plan -> litdata.streaming.workers.batching (epoch imports workers)"
+    ]

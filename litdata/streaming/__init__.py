@@ -1,4 +1,14 @@
-"""Streaming datasets into training: the epoch plan, the dataset, the loader and its state.
+"""Streaming datasets into training, in rooms by concern, lowest first.
+
+- ``epoch/``: which items each rank's workers read, in which order (the plan, regions and
+  subsets, shuffles, weight schedules, the topology, the ranks' agreement);
+- ``workers/``: batches made in DataLoader workers and handed to the training process
+  (batching, collation, the shared-memory ``arena/``, queues, thread workers, Ctrl-C, NUMA);
+- ``resume/``: what ``state_dict()`` records, its declared shapes and checks;
+- ``control/``: a batch's sample ids, skip and replay, the provenance log;
+- ``composition/``: mixtures and zips of datasets;
+- the face, here: ``StreamingDataset`` (``dataset``), ``StreamingDataLoader``
+  (``dataloader``), their argument checks, ``train_test_split``, frames and reprs.
 
 ``from litdata.streaming import StreamingDataset, StreamingDataLoader`` works as in LitData;
 the names are imported on first use.

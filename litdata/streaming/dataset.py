@@ -65,6 +65,13 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
     ``state_dict()`` exact), or index it: ``ds[i]``, ``ds[a:b]``. Local datasets are
     memory-mapped in place, never copied or modified.
 
+    The class is made of parts, each in the room of its concern: ``FrameWindows``
+    (``streaming/frames.py``: windows of frames over ``TemporalArrayLoader`` records),
+    ``Resumable`` (``streaming/resume/state.py``: ``state_dict``, ``load_state_dict``, the
+    settings ranks agree on), ``NamedBatches`` (``streaming/control/provenance.py``: each
+    batch's sample ids from the plan) and torch's ``IterableDataset``; this module adds
+    opening, indexing and iterating.
+
     Args:
         input_dir: The dataset's directory or URL (written by ``optimize``, or by LitData).
         cache_dir: Where chunks that cannot be read in place go (remote or compressed ones).
