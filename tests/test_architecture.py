@@ -271,3 +271,30 @@ def test_the_room_test_catches_the_epoch_importing_the_workers():
     assert room_violations(graph, "streaming") == [
         "litdata.streaming.epoch.plan -> litdata.streaming.workers.batching (epoch imports workers)"
     ]
+
+
+def _private_imports_across_kinds(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a plugin kind's private module (``_name``) from outside that kind's folder."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            parts = target.split(".")
+            private = any(p.startswith("_") and not p.startswith("__") for p in parts)
+            if target.startswith("litdata.plugins.") and private:
+                home = ".".join(parts[:3] + (parts[3:4] if parts[2] == "formats" else []))
+                if not module.startswith(home + "."):
+                    found.append(f"{module} -> {target}")
+    return found
+
+
+def test_no_private_module_is_imported_across_plugin_kinds():
+    """What several kinds (or third parties) share lives in the kernel, not behind an underscore."""
+    assert _private_imports_across_kinds(import_graph()) == []
+
+
+def test_the_private_import_test_catches_a_format_using_a_codecs_helper():
+    graph = import_graph()
+    graph["litdata.plugins.formats.mds.shards"].add("litdata.plugins.serializers._dtypes")
+    assert _private_imports_across_kinds(graph) == [
+        "litdata.plugins.formats.mds.shards -> litdata.plugins.serializers._dtypes"
+    ]
