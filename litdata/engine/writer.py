@@ -35,6 +35,7 @@ from litdata.core.units import parse_size
 from litdata.engine.encryption import encryption_config
 from litdata.engine.items.loaders import default_item_loader
 from litdata.engine.items.serializer_set import SerializerSet
+from litdata.engine.items.widening import agreed_config
 from litdata.engine.key_index import KeyRecorder, check_key_fn, keys_filename
 from litdata.engine.plugins import provider_of, resolve_plugin
 from litdata.engine.rank_indexes import rank_index_filename
@@ -144,7 +145,13 @@ class ChunkWriter:
 
     @property
     def config(self) -> DatasetConfig:
-        """The dataset config this writer records."""
+        """The dataset config this writer records (with what it extends, once they agree)."""
+        own = self._own_config()
+        if self._expected is not None and self.num_samples:
+            return agreed_config(self._expected, own) or own
+        return own
+
+    def _own_config(self) -> DatasetConfig:
         annotate = getattr(self._encoder, "config_extra", None)  # item loaders' own keys
         return DatasetConfig(
             chunk_bytes=self._chunk_bytes,
@@ -257,9 +264,10 @@ class ChunkWriter:
         return names
 
     def _check_config(self, expected: DatasetConfig) -> None:
-        different = self.config.differences(expected)
-        if different:
-            ours, theirs = self.config.core(), expected.core()
+        own = self._own_config()
+        if agreed_config(expected, own) is None:
+            different = own.differences(expected)
+            ours, theirs = own.core(), expected.core()
             details = ", ".join(
                 f"{key}: {ours[key]!r} here vs {theirs[key]!r} in the dataset" for key in different
             )

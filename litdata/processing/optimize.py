@@ -223,6 +223,7 @@ def optimize(
             item_loader=item_loader,
             key_fn=key_fn,
         )
+        output.claims.remove()  # a killed run's, if any
         job = OptimizeJob(
             common.fn,
             output.write_dir,
@@ -235,6 +236,7 @@ def optimize(
             inputs=common.downloads,
             upload_threads=common.upload_threads,
             node_share=workers_per_node(runner, num_workers, workers),
+            claims=output.claims if workers > 1 else None,
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
             checkpoints = output.checkpoints
