@@ -173,6 +173,7 @@ class OptimizeJob:
             expected=state.config if state else self.expected,
             previous_chunks=state.chunks if state else (),
             on_chunk=(lambda path, _: uploader.upload(path)) if uploader else None,
+            mode="overwrite",  # the output was prepared for this run (optimize's mode)
         )
         checkpoint = Checkpoint(self.checkpoints, rank) if self.checkpoints else None
         seen = state.inputs_done if state else 0  # counted within this worker's slice

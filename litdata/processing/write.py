@@ -84,6 +84,7 @@ def write_dataset(
             key_fn=key_fn,
             chunk_index=output.chunk_starts.get(0, 0),
             expected=existing.config if existing is not None and existing.chunks else None,
+            mode="overwrite",  # prepare_output applied write_dataset's mode to the folder
         )
         write_samples(samples, make, output.write_dir, output.upload_to)
         output.publish()
