@@ -16,7 +16,31 @@ from litdata.core.registry.hookspecs import hookimpl
 compat.install()  # LitData's import paths (litdata.streaming.item_loader, litdata.types...)
 
 if TYPE_CHECKING:
-    from litdata.core.errors import ChunkWaitTimeoutError
+    from litdata import errors
+    from litdata.core.errors import (
+        ChunkCorruptError,
+        ChunkMissingError,
+        ChunkWaitTimeoutError,
+        DatasetExistsError,
+        DatasetFormatError,
+        DatasetNotFoundError,
+        DecryptionError,
+        DiskFullError,
+        DuplicatePluginError,
+        LitdataError,
+        LitdataWarning,
+        OutputLockedError,
+        PluginError,
+        PluginLoadError,
+        PluginOptionsError,
+        PluginValidationError,
+        ProcessingError,
+        SampleDecodeError,
+        SampleError,
+        StorageError,
+        UnknownPluginError,
+        UnsafeDataError,
+    )
     from litdata.engine.items.pytree import register_namedtuple
     from litdata.engine.items.wrappers import (
         Audio,
@@ -63,22 +87,41 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Audio",
+    "ChunkCorruptError",
+    "ChunkMissingError",
     "ChunkWaitTimeoutError",
     "ChunkWriter",
     "CombinedStreamingDataset",
+    "DatasetExistsError",
+    "DatasetFormatError",
+    "DatasetNotFoundError",
     "DatasetReader",
+    "DecryptionError",
+    "DiskFullError",
+    "DuplicatePluginError",
     "File",
     "Graph",
     "Image",
     "Jpeg",
     "JpegArray",
+    "LitdataError",
+    "LitdataWarning",
     "Mesh",
     "Nifti",
     "NumaAffinity",
+    "OutputLockedError",
     "ParallelStreamingDataset",
     "ParquetLoader",
     "Pdf",
     "Pil",
+    "PluginError",
+    "PluginLoadError",
+    "PluginOptionsError",
+    "PluginValidationError",
+    "ProcessingError",
+    "SampleDecodeError",
+    "SampleError",
+    "StorageError",
     "StreamingDataLoader",
     "StreamingDataset",
     "StreamingRawDataset",
@@ -87,6 +130,8 @@ __all__ = [
     "Text",
     "Tiff",
     "TokensLoader",
+    "UnknownPluginError",
+    "UnsafeDataError",
     "Video",
     "WeightSchedule",
     "__version__",
@@ -94,6 +139,7 @@ __all__ = [
     "build_keys_index",
     "complete_dataset",
     "dataset_update",
+    "errors",
     "get_gpu_affinity",
     "get_numa_affinity",
     "hookimpl",
@@ -115,6 +161,27 @@ __all__ = [
 
 _LAZY = {
     "ChunkWaitTimeoutError": "litdata.core.errors",
+    "ChunkCorruptError": "litdata.core.errors",
+    "ChunkMissingError": "litdata.core.errors",
+    "DatasetExistsError": "litdata.core.errors",
+    "DatasetFormatError": "litdata.core.errors",
+    "DatasetNotFoundError": "litdata.core.errors",
+    "DecryptionError": "litdata.core.errors",
+    "DiskFullError": "litdata.core.errors",
+    "DuplicatePluginError": "litdata.core.errors",
+    "LitdataError": "litdata.core.errors",
+    "LitdataWarning": "litdata.core.errors",
+    "OutputLockedError": "litdata.core.errors",
+    "PluginError": "litdata.core.errors",
+    "PluginLoadError": "litdata.core.errors",
+    "PluginOptionsError": "litdata.core.errors",
+    "PluginValidationError": "litdata.core.errors",
+    "ProcessingError": "litdata.core.errors",
+    "SampleDecodeError": "litdata.core.errors",
+    "SampleError": "litdata.core.errors",
+    "StorageError": "litdata.core.errors",
+    "UnknownPluginError": "litdata.core.errors",
+    "UnsafeDataError": "litdata.core.errors",
     "NumaAffinity": "litdata.streaming.affinity",
     "get_gpu_affinity": "litdata.streaming.affinity",
     "get_numa_affinity": "litdata.streaming.affinity",
@@ -165,6 +232,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "errors":  # the exceptions' own module, imported when first named
+        return importlib.import_module("litdata.errors")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'litdata' has no attribute {name!r}")
