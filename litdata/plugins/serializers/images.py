@@ -11,7 +11,7 @@ What each image leaf is stored as, and streams back as:
 A field that mixes encoded files (JPEG and PNG, say) is recorded as ``image``, which decodes
 any of them to that tensor: the encoded-image names widen to it (:func:`widen_image_format`),
 within one writer and when the workers' indexes merge. Pillow is imported only when an image
-is met (``pip install 'litdata[images]'``).
+is met (``pip install '<litdata clone>[images]'``).
 """
 
 from __future__ import annotations
