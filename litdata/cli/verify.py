@@ -21,6 +21,7 @@ from litdata.core.errors import ChunkCorruptError, LitdataError, UnsafeDataError
 from litdata.core.formats import ChunkChecker, ItemDecoder, ReadOptions
 from litdata.core.index import ChunkEntry
 from litdata.core.protocols import Compressor
+from litdata.core.units import counted
 from litdata.engine.cache.chunks import ChunkCache
 from litdata.engine.items.serializer_set import SerializerSet
 from litdata.engine.opening import Dataset, open_dataset
@@ -144,8 +145,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {problem}")
     checked = _what_was_checked(dataset)
     print(
-        f"{dataset.location.url}: {len(index.chunks)} chunks, {index.num_items} items, "
-        f"{len(problems)} problem(s) ({checked})."
+        f"{dataset.location.url}: {counted(len(index.chunks), 'chunk')}, "
+        f"{counted(index.num_items, 'item')}, {counted(len(problems), 'problem')} ({checked})."
     )
     return 1 if problems else 0
 

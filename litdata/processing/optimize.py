@@ -11,6 +11,7 @@ from typing import Any
 from litdata.core.formats import ItemLoader
 from litdata.core.index import DatasetConfig
 from litdata.core.protocols import ClusterExecutor, Encryptor, Executor, Serializer
+from litdata.core.units import counted
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.engine.items.loaders import default_item_loader
 from litdata.engine.key_index import check_key_fn
@@ -264,7 +265,8 @@ def optimize(
         raise
     samples = sum(summary.get("samples", 0) for summary in summaries)
     report_done(
-        f"Wrote {samples:,} samples in {len(index.chunks)} chunks to {output.location.url}",
+        f"Wrote {counted(samples, 'sample')} in {counted(len(index.chunks), 'chunk')} to "
+        f"{output.location.url}",
         start,
         verbose,
     )
