@@ -19,7 +19,9 @@ import litdata as ld
 PEER = os.environ.get("LITDATA_PEER_PYTHON")
 pytestmark = [
     pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to a python with LitData"),
+    pytest.mark.skipif(
+        not PEER, reason="needs real LitData 0.2.76: set LITDATA_PEER_PYTHON (README, 'Tests')"
+    ),
 ]
 READER = Path(__file__).with_name("read_with_litdata.py")
 
