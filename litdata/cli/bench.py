@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litdata.cli.interruption import interrupted
+from litdata.cli.storage_flags import add_storage_flags, in_cli_terms, storage_options
 from litdata.core.errors import LitdataError
 
 __all__ = ["Measurement", "add_parser", "measure", "run"]
@@ -62,6 +63,7 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", help="the dataset directory or URL")
+    add_storage_flags(parser)
     default = ",".join(str(n) for n in _default_workers())
     parser.add_argument("--workers", default=default, help=f"worker counts (default {default})")
     parser.add_argument("--seconds", type=float, default=10.0, help="per worker count")
@@ -87,12 +89,15 @@ def measure(
     *,
     shuffle: bool = False,
     cache_dir: str | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Measurement:
     """Stream ``path`` with ``num_workers`` workers for about ``seconds`` (epochs repeat)."""
     from litdata.streaming.dataloader import StreamingDataLoader
     from litdata.streaming.dataset import StreamingDataset
 
-    dataset = StreamingDataset(path, shuffle=shuffle, cache_dir=cache_dir)
+    dataset = StreamingDataset(
+        path, shuffle=shuffle, cache_dir=cache_dir, storage_options=storage_options
+    )
     index = dataset._reader.index
     mean_bytes = sum(c.chunk_bytes for c in index.chunks) / max(1, index.num_items)
     loader = StreamingDataLoader(dataset, batch_size=batch_size, num_workers=num_workers)
@@ -139,11 +144,12 @@ def run(args: argparse.Namespace) -> int:
                 args.batch_size,
                 shuffle=args.shuffle,
                 cache_dir=args.cache_dir,
+                storage_options=storage_options(args),
             )
         except (LitdataError, OSError, ValueError) as error:
             if interrupted():  # a worker Ctrl-C stopped first: the interruption is the news
                 raise KeyboardInterrupt from error
-            print(f"error: {error}", file=sys.stderr)
+            print(f"error: {in_cli_terms(str(error))}", file=sys.stderr)
             return 1
         if not results:  # the table starts once there is a row to show
             print(f"{'workers':>7}  {'samples/s':>12}  {'MB/s':>9}  {'startup':>8}")

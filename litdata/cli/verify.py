@@ -15,6 +15,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from litdata.cli.storage_flags import add_storage_flags, in_cli_terms, storage_options
 from litdata.core.chunks.checksum import verify_checksum
 from litdata.core.chunks.framing import unframe
 from litdata.core.errors import ChunkCorruptError, LitdataError, UnsafeDataError
@@ -26,6 +27,7 @@ from litdata.engine.cache.chunks import ChunkCache
 from litdata.engine.items.serializer_set import SerializerSet
 from litdata.engine.opening import Dataset, open_dataset
 from litdata.engine.plugins import resolve_plugin
+from litdata.engine.resolve import resolve
 
 __all__ = ["add_parser", "check_chunk", "run"]
 
@@ -34,6 +36,7 @@ def add_parser(commands: Any) -> None:
     """Register the ``verify`` command."""
     parser = commands.add_parser("verify", help="check a dataset's chunks against its index")
     parser.add_argument("path", help="the dataset directory or URL")
+    add_storage_flags(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 
@@ -128,9 +131,9 @@ def _damage(
 def run(args: argparse.Namespace) -> int:
     """Verify every chunk; print the problems; exit with 1 if there are any."""
     try:
-        dataset = open_dataset(args.path)
-    except (LitdataError, OSError) as error:
-        print(f"error: {error}")
+        dataset = open_dataset(resolve(args.path, storage_options=storage_options(args)))
+    except (LitdataError, OSError, ValueError) as error:
+        print(f"error: {in_cli_terms(str(error))}")
         return 1
     index = dataset.index
     cache = ChunkCache(dataset.location, index)

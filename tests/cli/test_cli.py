@@ -31,6 +31,7 @@ def test_without_a_command_it_prints_help_with_examples():
     assert "inspect" in result.stdout
     assert "examples:" in result.stdout
     assert "trace convert" in result.stdout
+    assert "130 stopped with Ctrl-C" in result.stdout
     wrong = subprocess.run(
         [sys.executable, "-m", "litdata.cli", "cache", "nuke"],
         capture_output=True,
@@ -208,6 +209,11 @@ def test_trace_convert(dataset, tmp_path, capsys, monkeypatch):
     assert "error: no trace log at" in capsys.readouterr().err
     assert main(["trace", "convert", str(log), "--cat", "downlaod"]) == 2
     assert "Unknown trace categories ['downlaod']" in capsys.readouterr().err
+    not_a_log = tmp_path / "passwd"
+    not_a_log.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    assert main(["trace", "convert", str(not_a_log), "-o", str(tmp_path / "x.json")]) == 1
+    assert "holds no trace events" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()  # nothing written before failing
 
 
 @pytest.mark.parametrize("codec", ["zstd", "lz4"])

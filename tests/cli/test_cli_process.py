@@ -1,6 +1,7 @@
 """The real ``litdata`` command as a user runs it: Ctrl-C, a broken module, usage, the cache."""
 
 import os
+import shutil
 import signal
 import subprocess
 import textwrap
@@ -151,14 +152,34 @@ def test_cache_du_says_which_dataset_each_folder_holds(cached):
     assert lines[-1].endswith(f"total in {cache}")
 
 
+def test_cache_du_shows_the_largest_and_prune_drops_datasets_that_are_gone(cached):
+    cache, names = cached
+    top = litdata("cache", "du", "--cache-dir", cache, "--top", "1")
+    assert top.returncode == 0, top.stderr
+    lines = top.stdout.splitlines()
+    assert len(lines) == 3  # one dataset, the rest summed, the total
+    assert "in 1 more (--top 0 lists all)" in lines[1]
+    shutil.rmtree(names[0])  # the first dataset is deleted; its cache stays
+    listed = litdata("cache", "du", "--cache-dir", cache).stdout
+    assert "(gone: `litdata cache prune` removes it)" in listed
+    pruned = litdata("cache", "prune", "--cache-dir", cache)
+    assert pruned.returncode == 0, pruned.stderr
+    assert f"{names[0]} is gone" in pruned.stdout
+    assert "Pruned 1 cached dataset (" in pruned.stdout
+    remaining = litdata("cache", "du", "--cache-dir", cache).stdout
+    assert names[0] not in remaining
+    assert f"  {names[1]}  (" in remaining
+
+
 def test_cache_clear_of_everything_asks_first(cached):
     cache, names = cached
     for answer in ("", "n\n"):
         refused = litdata("cache", "clear", "--cache-dir", cache, stdin=answer)
-        assert refused.returncode == 1
+        assert refused.returncode == 0  # declining is an answer, not an error
         assert "[y/N]" in refused.stdout
-        assert "error: nothing removed" in refused.stderr
-        assert "pass --yes" in refused.stderr
+        assert "Nothing removed" in refused.stdout
+        assert "pass --yes" in refused.stdout
+        assert refused.stderr == ""
         assert len(list(cache.iterdir())) == 2
     one = litdata("cache", "clear", names[0], "--cache-dir", cache)  # one dataset: no question
     assert one.returncode == 0
