@@ -119,6 +119,26 @@ def test_inspect_refuses_a_negative_sample_count(tmp_path):
     assert "argument --samples: '-1' is not a count" in result.stderr
 
 
+def test_ctrl_c_in_bench_keeps_the_rows_already_measured(tmp_path):
+    ld.write_dataset(({"x": np.zeros(256)} for _ in range(2000)), tmp_path / "ds", chunk_size=100)
+    argv = cli_argv("bench", tmp_path / "ds", "--workers", "0,2", "--seconds", "4")
+    # The 0-worker row is measured once the 2-worker run's DataLoader workers exist.
+    code, out, err = _interrupt(argv, tmp_path, lambda p: len(session_processes(p.pid)) > 2)
+    assert code == 130
+    lines = out.splitlines()
+    assert lines[0].startswith(f"Streaming {tmp_path / 'ds'} with 2 worker count(s), about 4 s")
+    assert lines[2].split()[0] == "0"  # the row measured before Ctrl-C
+    assert "(interrupted: 1 of 2 worker counts measured)" in out
+    assert "num_workers=0 reaches" in out
+    assert err.strip().splitlines() == ["interrupted (Ctrl-C): the command stopped."]
+
+
+def test_bench_help_says_its_defaults():
+    result = litdata("bench", "--help")
+    assert "(default: 10)" in result.stdout
+    assert "(default: 64)" in result.stdout
+
+
 def test_bench_on_a_missing_path_prints_only_the_error(tmp_path):
     result = litdata("bench", tmp_path / "nothing", "--workers", "0", "--seconds", "0.1")
     assert result.returncode == 1
