@@ -179,11 +179,12 @@ def test_bench_reports_samples_and_megabytes_per_second_per_worker_count(dataset
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["workers", "samples/s", "MB/s", "startup"]
-    rows = [line.split() for line in lines[1:3]]
+    assert lines[0].startswith(f"Streaming {dataset} with 2 worker count(s), about 0.5 s each")
+    assert lines[1].split() == ["workers", "samples/s", "MB/s", "startup"]
+    rows = [line.split() for line in lines[2:4]]
     assert [row[0] for row in rows] == ["0", "1"]
     assert all(float(row[1].replace(",", "")) > 0 for row in rows)
-    assert lines[3].startswith("num_workers=")
+    assert lines[4].startswith("num_workers=")
     assert main(["bench", str(dataset), "--workers", "two"]) == 2
 
 
