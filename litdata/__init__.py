@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from litdata import compat
 from litdata.__about__ import __version__
+from litdata.core.errors import __all__ as _ERRORS
 from litdata.core.registry.hookspecs import hookimpl
 
 compat.install()  # LitData's import paths (litdata.streaming.item_loader, litdata.types...)
@@ -160,28 +161,6 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ChunkWaitTimeoutError": "litdata.core.errors",
-    "ChunkCorruptError": "litdata.core.errors",
-    "ChunkMissingError": "litdata.core.errors",
-    "DatasetExistsError": "litdata.core.errors",
-    "DatasetFormatError": "litdata.core.errors",
-    "DatasetNotFoundError": "litdata.core.errors",
-    "DecryptionError": "litdata.core.errors",
-    "DiskFullError": "litdata.core.errors",
-    "DuplicatePluginError": "litdata.core.errors",
-    "LitdataError": "litdata.core.errors",
-    "LitdataWarning": "litdata.core.errors",
-    "OutputLockedError": "litdata.core.errors",
-    "PluginError": "litdata.core.errors",
-    "PluginLoadError": "litdata.core.errors",
-    "PluginOptionsError": "litdata.core.errors",
-    "PluginValidationError": "litdata.core.errors",
-    "ProcessingError": "litdata.core.errors",
-    "SampleDecodeError": "litdata.core.errors",
-    "SampleError": "litdata.core.errors",
-    "StorageError": "litdata.core.errors",
-    "UnknownPluginError": "litdata.core.errors",
-    "UnsafeDataError": "litdata.core.errors",
     "NumaAffinity": "litdata.streaming.affinity",
     "get_gpu_affinity": "litdata.streaming.affinity",
     "get_numa_affinity": "litdata.streaming.affinity",
@@ -229,6 +208,9 @@ _LAZY = {
     "list_media_folder": "litdata.plugins.formats.raw.media",
     "iter_webdataset_tar": "litdata.plugins.formats.webdataset.tars",
 }
+
+
+_LAZY.update(dict.fromkeys(_ERRORS, "litdata.core.errors"))
 
 
 def __getattr__(name: str) -> Any:

@@ -11,52 +11,7 @@ The pages ``docs/api.md`` (each class and when it is raised) and ``docs/migratio
 
 from __future__ import annotations
 
-from litdata.core.errors import (
-    ChunkCorruptError,
-    ChunkMissingError,
-    ChunkWaitTimeoutError,
-    DatasetExistsError,
-    DatasetFormatError,
-    DatasetNotFoundError,
-    DecryptionError,
-    DiskFullError,
-    DuplicatePluginError,
-    LitdataError,
-    LitdataWarning,
-    OutputLockedError,
-    PluginError,
-    PluginLoadError,
-    PluginOptionsError,
-    PluginValidationError,
-    ProcessingError,
-    SampleDecodeError,
-    SampleError,
-    StorageError,
-    UnknownPluginError,
-    UnsafeDataError,
-)
+from litdata.core import errors as _errors
+from litdata.core.errors import *  # noqa: F403  # the same classes, under this name
 
-__all__ = [
-    "ChunkCorruptError",
-    "ChunkMissingError",
-    "ChunkWaitTimeoutError",
-    "DatasetExistsError",
-    "DatasetFormatError",
-    "DatasetNotFoundError",
-    "DecryptionError",
-    "DiskFullError",
-    "DuplicatePluginError",
-    "LitdataError",
-    "LitdataWarning",
-    "OutputLockedError",
-    "PluginError",
-    "PluginLoadError",
-    "PluginOptionsError",
-    "PluginValidationError",
-    "ProcessingError",
-    "SampleDecodeError",
-    "SampleError",
-    "StorageError",
-    "UnknownPluginError",
-    "UnsafeDataError",
-]
+__all__ = list(_errors.__all__)

@@ -10,20 +10,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DEMO = str(ROOT / "examples" / "demo.py")
+
+
+def _run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, *argv]
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def test_the_demo_tells_its_story_and_leaves_its_dataset(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "demo.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = _run(DEMO, cwd=tmp_path)
     seconds = time.monotonic() - start
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
@@ -35,25 +35,9 @@ def test_the_demo_tells_its_story_and_leaves_its_dataset(tmp_path):
     assert "exactly the one the first loader would have given" in out
     # the dataset stays for the README's command lines, and they work on it
     assert (tmp_path / "demo-dataset" / "index.json").is_file()
-    inspect = subprocess.run(
-        [sys.executable, "-m", "litdata.cli", "inspect", "demo-dataset", "--samples", "0"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    inspect = _run("-m", "litdata.cli", "inspect", "demo-dataset", "--samples", "0", cwd=tmp_path)
     assert "items        1,000" in inspect.stdout
     # run again in the same folder: it overwrites its own dataset
-    again = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "demo.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    again = _run(DEMO, cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert seconds < 120, f"the demo took {seconds:.0f} s"  # about 15 s on a loaded 2-CPU VM

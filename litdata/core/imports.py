@@ -27,7 +27,7 @@ def install_source() -> str:
         recorded = None
     if recorded:
         url = urlparse(json.loads(recorded).get("url", ""))
-        if url.scheme == "file":
+        if url.scheme == "file":  # not a plugin name: a file:// URL
             return unquote(url.path)
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file():

@@ -97,8 +97,9 @@ def config_conflict(
             f"the chunks already written and resumes)."
         )
     ours, others = config.core(), other.core()
-    details = "; ".join(f"{key}: {ours[key]!r} in {mine} but {others[key]!r} in {theirs}"
-                        for key in different)
+    details = "; ".join(
+        f"{key}: {ours[key]!r} in {mine} but {others[key]!r} in {theirs}" for key in different
+    )
     return DatasetFormatError(
         f"The writers of {where} disagree on {details}. All writers of one dataset must use "
         f"the same chunk size, compression and sample structure."
