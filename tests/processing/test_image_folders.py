@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,8 @@ def test_image_wrappers_of_mixed_files_are_accepted(tmp_path):
 
 
 def _int_then_str(number: int) -> dict[str, object]:
+    if number < 100:
+        time.sleep(0.05)  # worker 0 takes 5 s: it is still at work when worker 1 disagrees
     return {"id": number, "value": number if number < 100 else str(number)}
 
 
