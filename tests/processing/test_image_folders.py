@@ -100,8 +100,10 @@ def test_image_wrappers_of_mixed_files_are_accepted(tmp_path):
 
 
 def _int_then_str(number: int) -> dict[str, object]:
-    if number < 100:
-        time.sleep(0.05)  # worker 0 takes 5 s: it is still at work when worker 1 disagrees
+    if number == 100:  # worker 1 starts late: worker 0 has recorded its kinds by then
+        time.sleep(3)
+    elif number < 100:
+        time.sleep(0.05)  # worker 0 would take 5 s: the disagreement stops it long before
     return {"id": number, "value": number if number < 100 else str(number)}
 
 
@@ -117,6 +119,8 @@ def test_workers_that_disagree_stop_at_the_first_chunk_and_keep_their_work(tmp_p
         ld.optimize(_int_then_str, list(range(200)), output, **options)
     message = str(raised.value)
     assert "sample['value']" in message
+    # worker 1 reaches its first chunk second: it sees worker 0's record and stops there,
+    # before it has checkpointed a chunk of the wrong kind
     assert "'str' in worker 1 but 'int' in worker 0" in message
     assert "int(...)" in message
     assert "use_checkpoint=True" in message
