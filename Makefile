@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# .venv/.base: litdata and what the demo needs (torch, pillow); .venv/.installed adds the test and
+# every optional extra, for `make test`.
+BASE := $(VENV)/.base
 STAMP := $(VENV)/.installed
 # azurite (the Azure Blob emulator) for the Azure tests, from npm into .ci/ (they skip without it)
 AZURITE_VERSION ?= 3.37.0
@@ -10,15 +13,20 @@ AZURITE := .ci/node_modules/.bin/azurite-blob
 .PHONY: demo test faults lint bench clean azurite
 
 # (Re)create the virtualenv when pyproject.toml changes. torch is pinned to the local CPU wheel.
-$(STAMP): pyproject.toml tests/plugin_example/pyproject.toml
+$(BASE): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet hatchling
+	$(BIN)/python -m pip install --quiet -e ".[images]"
+	touch $(BASE)
+
+$(STAMP): $(BASE) pyproject.toml tests/plugin_example/pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test,all]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The demo writes, inspects, streams, stops and resumes a dataset it leaves in demo-dataset/.
+demo: $(BASE)
 	$(BIN)/python examples/demo.py
 
 test: $(STAMP) lint

@@ -11,12 +11,37 @@ from typing import TYPE_CHECKING, Any
 
 from litdata import compat
 from litdata.__about__ import __version__
+from litdata.core.errors import __all__ as _ERRORS
 from litdata.core.registry.hookspecs import hookimpl
 
 compat.install()  # LitData's import paths (litdata.streaming.item_loader, litdata.types...)
 
 if TYPE_CHECKING:
-    from litdata.core.errors import ChunkWaitTimeoutError
+    from litdata import errors
+    from litdata.core.errors import (
+        ChunkCorruptError,
+        ChunkMissingError,
+        ChunkWaitTimeoutError,
+        DatasetExistsError,
+        DatasetFormatError,
+        DatasetNotFoundError,
+        DecryptionError,
+        DiskFullError,
+        DuplicatePluginError,
+        LitdataError,
+        LitdataWarning,
+        OutputLockedError,
+        PluginError,
+        PluginLoadError,
+        PluginOptionsError,
+        PluginValidationError,
+        ProcessingError,
+        SampleDecodeError,
+        SampleError,
+        StorageError,
+        UnknownPluginError,
+        UnsafeDataError,
+    )
     from litdata.engine.items.treespec import register_namedtuple
     from litdata.engine.items.wrappers import (
         Audio,
@@ -63,22 +88,41 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Audio",
+    "ChunkCorruptError",
+    "ChunkMissingError",
     "ChunkWaitTimeoutError",
     "ChunkWriter",
     "CombinedStreamingDataset",
+    "DatasetExistsError",
+    "DatasetFormatError",
+    "DatasetNotFoundError",
     "DatasetReader",
+    "DecryptionError",
+    "DiskFullError",
+    "DuplicatePluginError",
     "File",
     "Graph",
     "Image",
     "Jpeg",
     "JpegArray",
+    "LitdataError",
+    "LitdataWarning",
     "Mesh",
     "Nifti",
     "NumaAffinity",
+    "OutputLockedError",
     "ParallelStreamingDataset",
     "ParquetLoader",
     "Pdf",
     "Pil",
+    "PluginError",
+    "PluginLoadError",
+    "PluginOptionsError",
+    "PluginValidationError",
+    "ProcessingError",
+    "SampleDecodeError",
+    "SampleError",
+    "StorageError",
     "StreamingDataLoader",
     "StreamingDataset",
     "StreamingRawDataset",
@@ -87,6 +131,8 @@ __all__ = [
     "Text",
     "Tiff",
     "TokensLoader",
+    "UnknownPluginError",
+    "UnsafeDataError",
     "Video",
     "WeightSchedule",
     "__version__",
@@ -94,6 +140,7 @@ __all__ = [
     "build_keys_index",
     "complete_dataset",
     "dataset_update",
+    "errors",
     "get_gpu_affinity",
     "get_numa_affinity",
     "hookimpl",
@@ -114,7 +161,6 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ChunkWaitTimeoutError": "litdata.core.errors",
     "NumaAffinity": "litdata.streaming.workers.affinity",
     "get_gpu_affinity": "litdata.streaming.workers.affinity",
     "get_numa_affinity": "litdata.streaming.workers.affinity",
@@ -164,7 +210,12 @@ _LAZY = {
 }
 
 
+_LAZY.update(dict.fromkeys(_ERRORS, "litdata.core.errors"))
+
+
 def __getattr__(name: str) -> Any:
+    if name == "errors":  # the exceptions' own module, imported when first named
+        return importlib.import_module("litdata.errors")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'litdata' has no attribute {name!r}")

@@ -57,8 +57,8 @@ def test_every_path_the_docs_name_exists(page):
 def test_the_check_catches_a_stale_path(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
-        "See `streaming/plan.py`, `engine/native/writer.py` and [x](missing.md).\n",
+        "See `streaming/no_such_room/plan.py`, `engine/native/writer.py` and [x](missing.md).\n",
         encoding="utf-8",
     )
     missing = [path for path, base in _named(page) if not _exists(path, base)]
-    assert missing == ["streaming/plan.py", "missing.md"]
+    assert missing == ["streaming/no_such_room/plan.py", "missing.md"]

@@ -22,7 +22,7 @@ _EXAMPLES = """examples:
   litdata provenance ./ids --step 1200  the samples of a training step
 
 Run `litdata COMMAND --help` for a command's options. Exit status: 0 success, 1 a problem
-was found or the command failed, 2 wrong usage."""
+was found or the command failed, 2 wrong usage, 130 stopped with Ctrl-C."""
 
 
 #: The exit status of a command stopped with Ctrl-C (128 + SIGINT), as shells report it.

@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from litdata.cli.interruption import interrupted
+from litdata.cli.storage_flags import add_storage_flags, in_cli_terms, storage_options
 from litdata.core.errors import LitdataError
+from litdata.engine.boundary.resolve import resolve
+from litdata.engine.opening import open_dataset
 
 __all__ = ["Measurement", "add_parser", "measure", "run"]
 
@@ -62,10 +65,20 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", help="the dataset directory or URL")
+    add_storage_flags(parser)
     default = ",".join(str(n) for n in _default_workers())
-    parser.add_argument("--workers", default=default, help=f"worker counts (default {default})")
-    parser.add_argument("--seconds", type=float, default=10.0, help="per worker count")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument(
+        "--workers", default=default, help=f"worker counts, comma-separated (default: {default})"
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=10.0,
+        help="how long each worker count streams (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="samples per batch (default: %(default)s)"
+    )
     parser.add_argument("--shuffle", action="store_true", help="read in shuffled order")
     parser.add_argument("--cache-dir", help="where remote chunks are cached")
     parser.set_defaults(run=run)
@@ -87,12 +100,15 @@ def measure(
     *,
     shuffle: bool = False,
     cache_dir: str | None = None,
+    storage_options: dict[str, Any] | None = None,
 ) -> Measurement:
     """Stream ``path`` with ``num_workers`` workers for about ``seconds`` (epochs repeat)."""
     from litdata.streaming.dataloader import StreamingDataLoader
     from litdata.streaming.dataset import StreamingDataset
 
-    dataset = StreamingDataset(path, shuffle=shuffle, cache_dir=cache_dir)
+    dataset = StreamingDataset(
+        path, shuffle=shuffle, cache_dir=cache_dir, storage_options=storage_options
+    )
     index = dataset._reader.index
     mean_bytes = sum(c.chunk_bytes for c in index.chunks) / max(1, index.num_items)
     loader = StreamingDataLoader(dataset, batch_size=batch_size, num_workers=num_workers)
@@ -129,7 +145,36 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        open_dataset(resolve(args.path, storage_options=storage_options(args)))
+    except (LitdataError, OSError, ValueError) as error:
+        print(f"error: {in_cli_terms(str(error))}", file=sys.stderr)
+        return 1
+    print(
+        f"Streaming {args.path} with {len(counts)} worker count(s), about {args.seconds:g} s each "
+        f"plus worker start-up; Ctrl-C stops and keeps the rows measured.",
+        flush=True,
+    )
     results: list[Measurement] = []
+    try:
+        measured = _measure_all(args, counts, results)
+    except KeyboardInterrupt:
+        if results:  # what was measured stands; the interruption is still reported (130)
+            print(f"(interrupted: {len(results)} of {len(counts)} worker counts measured)")
+            _recommend(results)
+        raise
+    if not measured:
+        return 1
+    _recommend(results)
+    return 0
+
+
+def _measure_all(args: argparse.Namespace, counts: list[int], results: list[Measurement]) -> bool:
+    """Measure each worker count into ``results``, printing each row as it is measured.
+
+    Returns:
+        Whether every count was measured (a read error is printed, and stops the rest).
+    """
     for count in counts:
         try:
             result = measure(
@@ -139,12 +184,13 @@ def run(args: argparse.Namespace) -> int:
                 args.batch_size,
                 shuffle=args.shuffle,
                 cache_dir=args.cache_dir,
+                storage_options=storage_options(args),
             )
         except (LitdataError, OSError, ValueError) as error:
             if interrupted():  # a worker Ctrl-C stopped first: the interruption is the news
                 raise KeyboardInterrupt from error
-            print(f"error: {error}", file=sys.stderr)
-            return 1
+            print(f"error: {in_cli_terms(str(error))}", file=sys.stderr)
+            return False
         if not results:  # the table starts once there is a row to show
             print(f"{'workers':>7}  {'samples/s':>12}  {'MB/s':>9}  {'startup':>8}")
         results.append(result)
@@ -153,6 +199,11 @@ def run(args: argparse.Namespace) -> int:
             f"  {result.startup:>7.2f}s",
             flush=True,
         )
+    return True
+
+
+def _recommend(results: list[Measurement]) -> None:
+    """Print the smallest worker count within reach of the best measured."""
     best = max(result.samples_per_second for result in results)
     chosen = min(
         (r for r in results if r.samples_per_second >= _GOOD_ENOUGH * best),
@@ -162,4 +213,3 @@ def run(args: argparse.Namespace) -> int:
         f"num_workers={chosen.num_workers} reaches {chosen.samples_per_second:,.0f} samples/s, "
         f"within {100 - _GOOD_ENOUGH * 100:.0f}% of the best measured here."
     )
-    return 0

@@ -7,10 +7,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from litdata.cli.storage_flags import add_storage_flags, in_cli_terms, storage_options
 from litdata.core.errors import LitdataError
 from litdata.core.formats import ForeignFormat
 from litdata.core.registry.hooks import default_item_loader
 from litdata.core.units import format_size
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.opening import Dataset, open_dataset
 from litdata.engine.reader import DatasetReader
 
@@ -36,6 +38,7 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("path", help="the dataset directory or URL")
+    add_storage_flags(parser)
     parser.add_argument(
         "--samples", type=count, default=2, help="samples to decode (default 2; 0 for none)"
     )
@@ -122,9 +125,9 @@ def _summary(dataset: Dataset) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     """Print the dataset's summary and ``--samples`` decoded samples."""
     try:
-        dataset = open_dataset(args.path)
-    except (LitdataError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        dataset = open_dataset(resolve(args.path, storage_options=storage_options(args)))
+    except (LitdataError, OSError, ValueError) as error:
+        print(f"error: {in_cli_terms(str(error))}", file=sys.stderr)
         return 1
     rows = _summary(dataset)
     width = max(len(name) for name, _ in rows)

@@ -47,7 +47,10 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Convert the log; print a one-line summary. Exit 1 when the log is missing or empty."""
+    """Convert the log; print a one-line summary.
+
+    Exit 1, writing nothing, when the log is missing or holds no trace event.
+    """
     try:
         categories = sorted(tracing.categories_for(None, args.cat)) if args.cat else None
     except ValueError as error:  # an unknown category: the message lists the known ones
@@ -64,10 +67,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    except ValueError as error:  # not a trace log: nothing written
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     print(summary.line())
     if not args.quiet:
         print(f"Wrote {args.output}; open it at https://ui.perfetto.dev")
-    if not summary.events:
-        print(f"error: {args.log} holds no trace events.", file=sys.stderr)
-        return 1
     return 0

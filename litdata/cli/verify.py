@@ -15,13 +15,16 @@ from typing import Any
 
 from tqdm import tqdm
 
+from litdata.cli.storage_flags import add_storage_flags, in_cli_terms, storage_options
 from litdata.core.chunks.checksum import verify_checksum
 from litdata.core.chunks.framing import unframe
 from litdata.core.errors import ChunkCorruptError, LitdataError, UnsafeDataError
 from litdata.core.formats import ChunkChecker, ItemDecoder, ReadOptions
 from litdata.core.index import ChunkEntry
 from litdata.core.protocols import Compressor
+from litdata.core.units import counted
 from litdata.engine.boundary.options import resolve_plugin
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.chunk_cache import ChunkCache
 from litdata.engine.items.serializer_set import SerializerSet
 from litdata.engine.opening import Dataset, open_dataset
@@ -33,6 +36,7 @@ def add_parser(commands: Any) -> None:
     """Register the ``verify`` command."""
     parser = commands.add_parser("verify", help="check a dataset's chunks against its index")
     parser.add_argument("path", help="the dataset directory or URL")
+    add_storage_flags(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 
@@ -127,9 +131,9 @@ def _damage(
 def run(args: argparse.Namespace) -> int:
     """Verify every chunk; print the problems; exit with 1 if there are any."""
     try:
-        dataset = open_dataset(args.path)
-    except (LitdataError, OSError) as error:
-        print(f"error: {error}")
+        dataset = open_dataset(resolve(args.path, storage_options=storage_options(args)))
+    except (LitdataError, OSError, ValueError) as error:
+        print(f"error: {in_cli_terms(str(error))}")
         return 1
     index = dataset.index
     cache = ChunkCache(dataset.location, index)
@@ -144,8 +148,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {problem}")
     checked = _what_was_checked(dataset)
     print(
-        f"{dataset.location.url}: {len(index.chunks)} chunks, {index.num_items} items, "
-        f"{len(problems)} problem(s) ({checked})."
+        f"{dataset.location.url}: {counted(len(index.chunks), 'chunk')}, "
+        f"{counted(index.num_items, 'item')}, {counted(len(problems), 'problem')} ({checked})."
     )
     return 1 if problems else 0
 

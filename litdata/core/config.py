@@ -12,6 +12,7 @@ from typing import TypeVar
 
 __all__ = [
     "PRIVATE_MODE",
+    "VARIABLES",
     "allow_pickle_default",
     "blocked_plugins",
     "cache_mode",
@@ -27,6 +28,51 @@ __all__ = [
     "storage_timeout",
     "trace_settings",
 ]
+
+#: Every ``LITDATA_*`` variable litdata reads: ``{name: (default, what it sets)}``. The page
+#: docs/environment.md is generated from this table (``tests/test_reference_pages.py`` checks
+#: that it is current, and that no other variable is named in the package).
+VARIABLES: dict[str, tuple[str, str]] = {
+    "LITDATA_ALLOW_PICKLE": (
+        "0",
+        "let pickled leaves import code when decoded, without `allow_pickle=True`",
+    ),
+    "LITDATA_BLOCK_PLUGINS": (
+        "",
+        "third-party plugins not loaded, comma-separated: `name`, `group:name` or a distribution",
+    ),
+    "LITDATA_CACHE_DIR": ("~/.lightning/chunks", "the root of the local chunk cache"),
+    "LITDATA_CACHE_MODE": (
+        "0600",
+        "permission bits of cached files (octal); `0640` shares a cache",
+    ),
+    "LITDATA_CHUNK_TIMEOUT": ("600", "seconds a reader waits for one chunk before an error"),
+    "LITDATA_CONNECTIONS": (
+        "16",
+        "storage requests in flight per machine, shared by its processes",
+    ),
+    "LITDATA_DISABLE_PLUGIN_AUTOLOAD": ("0", "load no third-party plugin from entry points"),
+    "LITDATA_LOG_FILE": ("litdata_debug.log", "where the tracer writes its log"),
+    "LITDATA_LOG_LEVEL": ("DEBUG when tracing", "set by the tracer for LitData's tools"),
+    "LITDATA_MAX_METADATA_BYTES": ("2 GiB", "the largest index or metadata file read"),
+    "LITDATA_PART_MEMORY_MB": ("128", "MiB of ranged-read parts a process holds at once"),
+    "LITDATA_POSIX_FAST": ("auto", "`1` reads every local path in place, `0` never"),
+    "LITDATA_POSIX_SHUFFLE_WINDOW": ("16", "chunks a local dataset's shuffle mixes at once"),
+    "LITDATA_RANGED_READS": ("1", "`0` fetches each chunk with one GET, never in ranges"),
+    "LITDATA_RANKS_DIR": ("<cache root>/ranks", "a folder all ranks share, to compare their plans"),
+    "LITDATA_STORAGE_ATTEMPTS": ("5", "attempts of a storage request before an error"),
+    "LITDATA_STORAGE_TIMEOUT": ("30", "seconds a storage request may take"),
+    "LITDATA_TRACE_CATEGORIES": (
+        "",
+        "the tracer's categories, comma-separated (wins over the level)",
+    ),
+    "LITDATA_TRACE_LEVEL": ("", "the tracer's level: `batch`, `chunk`, `sample`, `debug`"),
+    "LITDATA_UPLOAD_CONNECTIONS": (
+        "",
+        "one process's uploads in flight (else its share of the budget)",
+    ),
+    "LITDATA_VERIFY": ("once", "check in-place chunks: `once`, `always`, `off`"),
+}
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}

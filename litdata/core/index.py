@@ -22,6 +22,7 @@ from litdata.core.guards import (
     is_member,
     read_metadata,
 )
+from litdata.core.imports import pip_install
 from litdata.core.publish import publish_bytes
 
 __all__ = [
@@ -309,7 +310,7 @@ def parse_index(data: Any, source: str = INDEX_FILENAME) -> DatasetIndex:
     if version is not None and version > FORMAT_VERSION:
         raise DatasetFormatError(
             f"{source} uses litdata format version {version}, but this litdata reads versions "
-            f"up to {FORMAT_VERSION}. Upgrade litdata: pip install -U litdata"
+            f"up to {FORMAT_VERSION}. Upgrade litdata: {pip_install()} from a newer checkout"
         )
     plugins = data.get("plugins", {})
     _require(isinstance(plugins, dict), source, "'plugins' is not an object")

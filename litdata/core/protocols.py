@@ -26,6 +26,7 @@ __all__ = [
     "Serializer",
     "ShuffleStrategy",
     "StorageBackend",
+    "WideningSerializer",
     "protocol_members",
 ]
 
@@ -85,6 +86,21 @@ class PickleAware(Protocol):
     """
 
     allow_pickle: bool | None
+
+
+@runtime_checkable
+class WideningSerializer(Protocol):
+    """A serializer whose leaves of one field may be recorded under several names.
+
+    ``widen(recorded, other)`` returns a ``data_format`` name that decodes the payloads of
+    both (the JPEG and PNG files of one image field: ``image``), or ``None`` when none does.
+    Writers ask it when a leaf serializes under a name other than the field's, and merges ask
+    it when two writers recorded a field differently.
+    """
+
+    def widen(self, recorded: str, other: str) -> str | None:
+        """The name that decodes leaves recorded as ``recorded`` and ``other``, or ``None``."""
+        ...
 
 
 class Compressor(Protocol):

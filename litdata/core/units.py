@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["format_size", "parse_size"]
+__all__ = ["counted", "format_size", "parse_size"]
 
 _UNITS = {
     "tb": 10**12,
@@ -59,3 +59,8 @@ def format_size(size: float) -> str:
         if abs(size) >= factor:
             return f"{size / factor:,.1f} {unit}"
     return f"{size:,.0f} B"
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless one: ``"1 chunk"``, ``"1,000 samples"``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -9,6 +9,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from litdata.core import config
 from litdata.core.errors import DatasetNotFoundError, StorageError
@@ -22,7 +23,7 @@ from litdata.engine.boundary.resolve import relocate, resolve
 from litdata.engine.cache.directory import cache_home, recall, remember
 from litdata.engine.native.compact_index import compact_index, fresh_copy, node_lock
 
-__all__ = ["Dataset", "open_dataset"]
+__all__ = ["Dataset", "load_index_file", "open_dataset"]
 
 logger = logging.getLogger(__name__)
 
@@ -209,3 +210,15 @@ def _read_index_file(where: Location, path: str) -> DatasetIndex:
     except FileNotFoundError:
         raise DatasetNotFoundError(f"index_path {path} does not exist.") from None
     return index_from_bytes(data, path)
+
+
+def load_index_file(input_dir: str | os.PathLike[str] | Location) -> dict[str, Any]:
+    """The index of the dataset at ``input_dir``, as JSON: ``{"chunks": [...], "config": ...}``.
+
+    LitData's ``litdata.utilities.dataset_utilities.load_index_file``. Any format litdata
+    reads answers (a Parquet folder's or an MDS dataset's index is the one litdata builds).
+
+    Raises:
+        DatasetNotFoundError: There is no dataset at ``input_dir``.
+    """
+    return open_dataset(input_dir).index.to_json()

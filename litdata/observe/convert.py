@@ -244,9 +244,16 @@ def convert_trace(
 
     Raises:
         FileNotFoundError: There is no such log.
+        ValueError: The log holds no trace event (it is not a trace log, or the categories
+            kept none); nothing is written.
     """
     with open(log, encoding="utf-8", errors="replace") as handle:
         trace, summary = to_chrome(handle, categories=categories, complete=complete)
+    if not summary.events:
+        raise ValueError(
+            f"{log} holds no trace events (is it a log of litdata.observe.enable_tracer()?); "
+            f"nothing was written to {output}."
+        )
     data = json.dumps(trace, separators=(",", ":")).encode()
     target = Path(output)
     if target.parent != Path():

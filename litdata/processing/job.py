@@ -29,6 +29,7 @@ from litdata.core.work import Failed, Item, Progress, Report, ReportedFailure
 from litdata.engine.native.writer import ChunkWriter
 from litdata.engine.upload import Uploader
 from litdata.processing.checkpoint import Checkpoint, WorkerState
+from litdata.processing.claims import ConfigClaims
 from litdata.processing.inputs import InputDownloads
 
 __all__ = ["MapJob", "OptimizeJob"]
@@ -114,6 +115,8 @@ class OptimizeJob:
             background, in order), then deleted locally.
         checkpoints: The output's ``.checkpoints`` location (``use_checkpoint``), else ``None``.
         resume: Each rank's checkpointed state.
+        claims: Where each worker records its config at its first chunk, to agree with the
+            others' early (see :mod:`litdata.processing.claims`); ``None``: not compared.
         inputs: Downloads the remote files inputs name, before ``fn`` sees them.
         upload_threads: Chunks each worker uploads at once (remote outputs).
         node_share: The workers on one node, which share its connection budget for uploads.
@@ -129,6 +132,7 @@ class OptimizeJob:
     upload_to: Location | None = None
     checkpoints: Location | None = None
     resume: Mapping[int, WorkerState] = field(default_factory=dict)
+    claims: ConfigClaims | None = None
     inputs: InputDownloads | None = None
     upload_threads: int = 1
     node_share: int = 1
@@ -169,6 +173,7 @@ class OptimizeJob:
             expected=state.config if state else self.expected,
             previous_chunks=state.chunks if state else (),
             on_chunk=(lambda path, _: uploader.upload(path)) if uploader else None,
+            mode="overwrite",  # the output was prepared for this run (optimize's mode)
         )
         checkpoint = Checkpoint(self.checkpoints, rank) if self.checkpoints else None
         seen = state.inputs_done if state else 0  # counted within this worker's slice
@@ -183,11 +188,16 @@ class OptimizeJob:
             else:  # after the chunks it lists are uploaded
                 uploader.submit(lambda: checkpoint.save(done, chunks, config))
 
+        claims = self.claims
+
         def handle(item: Any) -> int:
-            nonlocal seen
+            nonlocal seen, claims
             chunks_before = len(writer.chunks)
             samples = _write(writer, fn(item), generator)
             seen += 1
+            if claims is not None and len(writer.chunks) > chunks_before:
+                claims.claim(rank, writer.config)  # at this run's first chunk only
+                claims = None
             if len(writer.chunks) > chunks_before:
                 # The inputs seen are all in written chunks, unless this one's sample is buffered.
                 save(seen if writer.buffered == 0 else seen - 1)

@@ -11,6 +11,7 @@ from typing import Any
 from litdata.core.formats import ItemLoader
 from litdata.core.index import DatasetConfig
 from litdata.core.protocols import ClusterExecutor, Encryptor, Executor, Serializer
+from litdata.core.units import counted
 from litdata.core.work import LiveQueue, Slices, WorkSource
 from litdata.engine.items.loaders import default_item_loader
 from litdata.engine.native.keys import check_key_fn
@@ -210,6 +211,7 @@ def optimize(
             item_loader=item_loader,
             key_fn=key_fn,
         )
+        output.claims.remove()  # a killed run's, if any
         job = OptimizeJob(
             common.fn,
             output.write_dir,
@@ -222,6 +224,7 @@ def optimize(
             inputs=common.downloads,
             upload_threads=common.upload_threads,
             node_share=workers_per_node(common.runner, num_workers, workers),
+            claims=output.claims if workers > 1 else None,
         )
         if use_checkpoint and isinstance(source, Slices):  # use_checkpoint implies ordered slices
             checkpoints = output.checkpoints
@@ -249,7 +252,8 @@ def optimize(
         raise
     samples = sum(summary.get("samples", 0) for summary in summaries)
     report_done(
-        f"Wrote {samples:,} samples in {len(index.chunks)} chunks to {output.location.url}",
+        f"Wrote {counted(samples, 'sample')} in {counted(len(index.chunks), 'chunk')} to "
+        f"{output.location.url}",
         start,
         verbose,
     )

@@ -42,6 +42,7 @@ from litdata.engine.native.keys import KEYS_DIR, remove_keys, writer_keys_names
 from litdata.engine.native.output_lock import LOCK_FILENAME, OutputLock
 from litdata.engine.native.rank_indexes import merge_rank_indexes, rank_index_names
 from litdata.processing.checkpoint import CHECKPOINT_DIR, Checkpoints
+from litdata.processing.claims import CLAIMS_DIR, ConfigClaims
 from litdata.processing.update import SCRATCH as UPDATE_SCRATCH
 
 __all__ = ["MODES", "Output", "check_append", "prepare_output"]
@@ -55,6 +56,7 @@ _OURS = {
     COMPACT_FILENAME,
     LOCK_FILENAME,
     CHECKPOINT_DIR,
+    CLAIMS_DIR,
     STAGING,
     KEYS_DIR,
     UPDATE_SCRATCH,
@@ -142,6 +144,11 @@ class Output:
         return self.location if self.remote else None
 
     @property
+    def claims(self) -> ConfigClaims:
+        """The configs the run's workers write with, compared at their first chunk."""
+        return ConfigClaims(self.location)
+
+    @property
     def checkpoints(self) -> Checkpoints:
         """The output's checkpoints (``use_checkpoint``)."""
         return Checkpoints(self.location)
@@ -162,6 +169,7 @@ class Output:
                 os.replace(path, local / path.name)
             shutil.rmtree(self.write_dir, ignore_errors=True)
         index = merge_rank_indexes(self.location, existing=self.existing, empty=empty)
+        self.claims.remove()
         self.checkpoints.remove()
         self.lock.release()
         return index
@@ -174,6 +182,7 @@ class Output:
         could not be removed is logged.
         """
         try:
+            self.claims.remove()
             self._remove_added()
         except OSError as error:  # StorageError included
             logger.warning(

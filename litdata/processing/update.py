@@ -188,6 +188,7 @@ class DatasetUpdate:
             rank=rank,
             chunk_index=number,
             encryption=self._encryption if config.encryption else None,
+            mode="overwrite",  # a scratch folder of this update's
         )
         try:
             for sample in samples:

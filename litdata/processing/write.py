@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Mapping
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from pathlib import Path
 from typing import Any
 
 from litdata.core.formats import ItemLoader
 from litdata.core.protocols import Encryptor, Serializer
+from litdata.core.units import counted
 from litdata.engine.native.writer import ChunkWriter, check_chunk_options, write_samples
 from litdata.processing.output import check_append, prepare_output
+from litdata.processing.running import report_done
 
 __all__ = ["write_dataset"]
 
@@ -29,6 +33,7 @@ def write_dataset(
     storage_options: Mapping[str, Any] | None = None,
     key_fn: Callable[[Any], Any] | None = None,
     mode: str | None = None,
+    verbose: bool | None = None,
 ) -> Path | str:
     """Write ``samples`` as a dataset in one process (``optimize`` runs this in many).
 
@@ -49,6 +54,9 @@ def write_dataset(
             ``None`` refuses it, ``"append"`` adds the samples after its own (with the same
             settings), ``"overwrite"`` replaces it (the old one stays until the new one is
             complete, locally).
+        verbose: Show a progress bar (samples written, samples/s) and a closing summary
+            line, as ``optimize`` does; ``None``: when the output is a terminal (a script
+            whose output goes to a file or a test stays quiet).
 
     Returns:
         The dataset directory (or its URL), which holds ``index.json`` once this returns.
@@ -60,6 +68,8 @@ def write_dataset(
         ValueError: No sample was given, or ``mode`` is unknown.
     """
     target = check_chunk_options(chunk_size, chunk_bytes, compression)
+    if verbose is None:
+        verbose = sys.stdout.isatty()
     output = prepare_output(
         output_dir, mode, False, storage_options=storage_options, command="write_dataset"
     )
@@ -84,11 +94,47 @@ def write_dataset(
             key_fn=key_fn,
             chunk_index=output.chunk_starts.get(0, 0),
             expected=existing.config if existing is not None and existing.chunks else None,
+            mode="overwrite",  # prepare_output applied write_dataset's mode to the folder
         )
-        write_samples(samples, make, output.write_dir, output.upload_to)
-        output.publish()
+        start = time.monotonic()
+        counter = _Counted(samples, verbose, output.location.url)
+        write_samples(counter, make, output.write_dir, output.upload_to)
+        index = output.publish()
     except BaseException:
         output.discard()
         raise
+    chunks = len(index.chunks) - (len(existing.chunks) if existing is not None else 0)
+    report_done(
+        f"Wrote {counted(counter.count, 'sample')} in {counted(chunks, 'chunk')} to "
+        f"{output.location.url}",
+        start,
+        verbose,
+    )
     local = output.location.local_path
     return Path(local) if local is not None else output.location.url
+
+
+class _Counted:
+    """The samples, counted as they are taken, with a progress bar when ``verbose``."""
+
+    def __init__(self, samples: Iterable[Any], verbose: bool, url: str) -> None:
+        self._samples = samples
+        self._verbose = verbose
+        self._name = url.rstrip("/").rsplit("/", 1)[-1]
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        from tqdm.auto import tqdm
+
+        total = len(self._samples) if isinstance(self._samples, Sized) else None
+        with tqdm(
+            total=total,
+            desc=f"write_dataset -> {self._name}",
+            unit="sample",
+            disable=not self._verbose,
+            dynamic_ncols=True,
+        ) as bar:
+            for sample in self._samples:
+                yield sample
+                self.count += 1
+                bar.update()

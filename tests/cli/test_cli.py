@@ -31,6 +31,7 @@ def test_without_a_command_it_prints_help_with_examples():
     assert "inspect" in result.stdout
     assert "examples:" in result.stdout
     assert "trace convert" in result.stdout
+    assert "130 stopped with Ctrl-C" in result.stdout
     wrong = subprocess.run(
         [sys.executable, "-m", "litdata.cli", "cache", "nuke"],
         capture_output=True,
@@ -74,7 +75,7 @@ def test_inspect_and_verify_an_s3_dataset(s3_server, capsys, monkeypatch):
     assert f"location     {url}" in out
     assert "items        30" in out
     assert main(["verify", url, "--quiet"]) == 0
-    assert "3 chunks, 30 items, 0 problem(s)" in capsys.readouterr().out
+    assert "3 chunks, 30 items, 0 problems" in capsys.readouterr().out
 
     import boto3
 
@@ -103,7 +104,7 @@ def test_verify_names_the_chunk_with_a_flipped_byte_and_says_truncated(dataset, 
     assert "error: chunk-0-2.bin:" in out
     assert "error: chunk-0-0.bin: truncated" in out
     assert "chunk-0-1.bin" not in out
-    assert "2 problem(s)" in out
+    assert "2 problems" in out
 
 
 def test_cache_du_lists_each_cached_dataset(tmp_path, capsys):
@@ -178,11 +179,12 @@ def test_bench_reports_samples_and_megabytes_per_second_per_worker_count(dataset
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["workers", "samples/s", "MB/s", "startup"]
-    rows = [line.split() for line in lines[1:3]]
+    assert lines[0].startswith(f"Streaming {dataset} with 2 worker count(s), about 0.5 s each")
+    assert lines[1].split() == ["workers", "samples/s", "MB/s", "startup"]
+    rows = [line.split() for line in lines[2:4]]
     assert [row[0] for row in rows] == ["0", "1"]
     assert all(float(row[1].replace(",", "")) > 0 for row in rows)
-    assert lines[3].startswith("num_workers=")
+    assert lines[4].startswith("num_workers=")
     assert main(["bench", str(dataset), "--workers", "two"]) == 2
 
 
@@ -208,6 +210,11 @@ def test_trace_convert(dataset, tmp_path, capsys, monkeypatch):
     assert "error: no trace log at" in capsys.readouterr().err
     assert main(["trace", "convert", str(log), "--cat", "downlaod"]) == 2
     assert "Unknown trace categories ['downlaod']" in capsys.readouterr().err
+    not_a_log = tmp_path / "passwd"
+    not_a_log.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    assert main(["trace", "convert", str(not_a_log), "-o", str(tmp_path / "x.json")]) == 1
+    assert "holds no trace events" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()  # nothing written before failing
 
 
 @pytest.mark.parametrize("codec", ["zstd", "lz4"])

@@ -1,6 +1,7 @@
 """The real ``litdata`` command as a user runs it: Ctrl-C, a broken module, usage, the cache."""
 
 import os
+import shutil
 import signal
 import subprocess
 import textwrap
@@ -118,6 +119,26 @@ def test_inspect_refuses_a_negative_sample_count(tmp_path):
     assert "argument --samples: '-1' is not a count" in result.stderr
 
 
+def test_ctrl_c_in_bench_keeps_the_rows_already_measured(tmp_path):
+    ld.write_dataset(({"x": np.zeros(256)} for _ in range(2000)), tmp_path / "ds", chunk_size=100)
+    argv = cli_argv("bench", tmp_path / "ds", "--workers", "0,2", "--seconds", "4")
+    # The 0-worker row is measured once the 2-worker run's DataLoader workers exist.
+    code, out, err = _interrupt(argv, tmp_path, lambda p: len(session_processes(p.pid)) > 2)
+    assert code == 130
+    lines = out.splitlines()
+    assert lines[0].startswith(f"Streaming {tmp_path / 'ds'} with 2 worker count(s), about 4 s")
+    assert lines[2].split()[0] == "0"  # the row measured before Ctrl-C
+    assert "(interrupted: 1 of 2 worker counts measured)" in out
+    assert "num_workers=0 reaches" in out
+    assert err.strip().splitlines() == ["interrupted (Ctrl-C): the command stopped."]
+
+
+def test_bench_help_says_its_defaults():
+    result = litdata("bench", "--help")
+    assert "(default: 10)" in result.stdout
+    assert "(default: 64)" in result.stdout
+
+
 def test_bench_on_a_missing_path_prints_only_the_error(tmp_path):
     result = litdata("bench", tmp_path / "nothing", "--workers", "0", "--seconds", "0.1")
     assert result.returncode == 1
@@ -151,14 +172,34 @@ def test_cache_du_says_which_dataset_each_folder_holds(cached):
     assert lines[-1].endswith(f"total in {cache}")
 
 
+def test_cache_du_shows_the_largest_and_prune_drops_datasets_that_are_gone(cached):
+    cache, names = cached
+    top = litdata("cache", "du", "--cache-dir", cache, "--top", "1")
+    assert top.returncode == 0, top.stderr
+    lines = top.stdout.splitlines()
+    assert len(lines) == 3  # one dataset, the rest summed, the total
+    assert "in 1 more (--top 0 lists all)" in lines[1]
+    shutil.rmtree(names[0])  # the first dataset is deleted; its cache stays
+    listed = litdata("cache", "du", "--cache-dir", cache).stdout
+    assert "(gone: `litdata cache prune` removes it)" in listed
+    pruned = litdata("cache", "prune", "--cache-dir", cache)
+    assert pruned.returncode == 0, pruned.stderr
+    assert f"{names[0]} is gone" in pruned.stdout
+    assert "Pruned 1 cached dataset (" in pruned.stdout
+    remaining = litdata("cache", "du", "--cache-dir", cache).stdout
+    assert names[0] not in remaining
+    assert f"  {names[1]}  (" in remaining
+
+
 def test_cache_clear_of_everything_asks_first(cached):
     cache, names = cached
     for answer in ("", "n\n"):
         refused = litdata("cache", "clear", "--cache-dir", cache, stdin=answer)
-        assert refused.returncode == 1
+        assert refused.returncode == 0  # declining is an answer, not an error
         assert "[y/N]" in refused.stdout
-        assert "error: nothing removed" in refused.stderr
-        assert "pass --yes" in refused.stderr
+        assert "Nothing removed" in refused.stdout
+        assert "pass --yes" in refused.stdout
+        assert refused.stderr == ""
         assert len(list(cache.iterdir())) == 2
     one = litdata("cache", "clear", names[0], "--cache-dir", cache)  # one dataset: no question
     assert one.returncode == 0

@@ -231,3 +231,106 @@ def test_chunks_litdata_decompressed_in_place_are_read(tmp_path):
         handle.write(b"extra")
     with pytest.raises(ChunkCorruptError, match="decompresses it in place"):
         litdata.DatasetReader(tmp_path)[25]
+
+
+# -- LitData's import paths that users and serializer authors write -----------------------------
+LITDATA_PATHS = [
+    ("litdata.streaming.serializers", "Serializer"),
+    ("litdata.streaming.cache", "Cache"),
+    ("litdata.utilities.train_test_split", "train_test_split"),
+    ("litdata.utilities.dataset_utilities", "load_index_file"),
+    ("litdata.constants", "_INDEX_FILENAME"),
+]
+
+
+@pytest.mark.parametrize(("module", "name"), LITDATA_PATHS)
+def test_litdatas_import_paths_import_in_a_fresh_interpreter(module, name):
+    code = f"from {module} import {name}; print({name}.__name__ if callable({name}) else {name})"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() in (name, "index.json")
+
+
+def test_litdata_serializer_names_match_litdata_0_2_76s():
+    """Every public serializer class LitData 0.2.76 defines is importable from its path here."""
+    from litdata.streaming import serializers
+
+    theirs = {
+        "AudioSerializer BooleanSerializer BytesSerializer FileSerializer FloatSerializer "
+        "GraphSerializer ImageSerializer IntegerSerializer JPEGArraySerializer JPEGSerializer "
+        "JsonSerializer MeshSerializer NiftiSerializer NoHeaderNumpySerializer "
+        "NoHeaderTensorSerializer NumpySerializer PDFSerializer PILSerializer PickleSerializer "
+        "Serializer StringSerializer TIFFSerializer TensorSerializer TextSerializer "
+        "VideoSerializer"
+    }.pop().split()
+    assert [name for name in theirs if not hasattr(serializers, name)] == []
+    assert serializers.IntegerSerializer().serialize(7)[0] == (7).to_bytes(8, "little", signed=True)
+
+
+def test_a_serializer_written_for_litdata_subclasses_serializer_and_round_trips(tmp_path):
+    from fractions import Fraction
+
+    from litdata.streaming.serializers import Serializer
+
+    class FractionSerializer(Serializer):  # as a LitData user writes one
+        def serialize(self, item):
+            return f"{item.numerator}/{item.denominator}".encode(), None
+
+        def deserialize(self, data):
+            return Fraction(bytes(data).decode())
+
+        def can_serialize(self, item):
+            return isinstance(item, Fraction)
+
+    chosen = {"fraction": FractionSerializer()}
+    litdata.write_dataset(
+        [Fraction(1, 3), Fraction(2, 7)], tmp_path, chunk_size=2, serializers=chosen
+    )
+    reader = litdata.DatasetReader(tmp_path, serializers=chosen)
+    assert [reader[0], reader[1]] == [Fraction(1, 3), Fraction(2, 7)]
+
+
+def test_cache_writes_by_index_then_reads_back_as_litdatas_did(tmp_path):
+    from litdata.streaming.cache import Cache
+
+    cache = Cache(str(tmp_path / "cache"), chunk_size=3)
+    for index in (1, 0, 2, 3, 5, 4, 6):  # out of order: written in index order
+        cache[index] = {"id": index, "x": np.full(2, index)}
+    assert not cache.filled
+    with pytest.raises(DatasetNotFoundError, match=r"call done\(\) and merge\(\)"):
+        cache[0]
+    written = cache.done()
+    cache.merge()
+    assert cache.filled
+    assert [os.path.basename(path) for path in written] == [
+        "chunk-0-0.bin",
+        "chunk-0-1.bin",
+        "chunk-0-2.bin",
+    ]
+    reader = Cache(str(tmp_path / "cache"), chunk_size=3)
+    assert len(reader) == 7
+    assert [reader[i]["id"] for i in range(7)] == list(range(7))
+    assert reader.get_chunk_intervals() == [(0, 0, 3, 3), (3, 3, 6, 6), (6, 6, 7, 7)]
+
+
+def test_load_index_file_returns_the_index_as_json(tmp_path):
+    from litdata.utilities.dataset_utilities import load_index_file
+
+    litdata.write_dataset(range(5), tmp_path, chunk_size=2)
+    index = load_index_file(str(tmp_path))
+    assert [chunk["chunk_size"] for chunk in index["chunks"]] == [2, 2, 1]
+    assert index["config"]["data_format"] == ["int"]
+    with pytest.raises(DatasetNotFoundError):
+        load_index_file(str(tmp_path / "missing"))
+
+
+def test_the_exceptions_are_litdata_errors_and_top_level_names():
+    import litdata.errors
+
+    for name in litdata.errors.__all__:
+        cls = getattr(litdata.errors, name)
+        assert getattr(litdata, name) is cls
+        assert issubclass(cls, (litdata.errors.LitdataError, litdata.errors.LitdataWarning))
+    assert issubclass(litdata.ChunkCorruptError, litdata.DatasetFormatError)

@@ -96,7 +96,7 @@ def test_verify_reports_every_problem(dataset, capsys):
     assert "chunk-0-3.bin: Chunk" in out
     assert "checksum" in out
     assert "chunk-0-1.bin" in out
-    assert "2 problem(s)" in out
+    assert "2 problems" in out
 
 
 def test_crc32_checksums_of_earlier_datasets_still_verify(dataset):

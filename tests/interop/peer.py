@@ -22,7 +22,10 @@ PEER = os.environ.get("LITDATA_PEER_PYTHON")
 #: The marks of a module of peer tests.
 MARKS = [
     pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to the peers' python"),
+    pytest.mark.skipif(
+        not PEER,
+        reason="needs real LitData 0.2.76: set LITDATA_PEER_PYTHON (README, 'Tests')",
+    ),
 ]
 
 

@@ -19,7 +19,9 @@ import litdata as ld
 PEER = os.environ.get("LITDATA_PEER_PYTHON")
 pytestmark = [
     pytest.mark.peer,
-    pytest.mark.skipif(not PEER, reason="set LITDATA_PEER_PYTHON to a python with LitData"),
+    pytest.mark.skipif(
+        not PEER, reason="needs real LitData 0.2.76: set LITDATA_PEER_PYTHON (README, 'Tests')"
+    ),
 ]
 READER = Path(__file__).with_name("read_with_litdata.py")
 
@@ -95,3 +97,42 @@ def test_we_still_read_a_dataset_litdata_decompressed_in_place(tmp_path):
     assert [reader[i] for i in range(len(reader))] == samples
     stream = ld.StreamingDataset(str(tmp_path / "ours"), shuffle=True)
     assert sorted(sample["id"] for sample in stream) == list(range(40))
+
+
+MIXED_IMAGES_READ = """
+import sys
+import litdata as ld
+dataset = ld.StreamingDataset(sys.argv[1])
+images = [dataset[i]["image"] for i in range(len(dataset))]
+print([[*image.shape, int(image.sum())] for image in images])
+"""
+
+
+def _mixed_image(path: str) -> dict[str, object]:
+    return {"image": PILImage.open(path)}
+
+
+def test_litdata_reads_a_mixed_image_folder_written_with_two_workers(tmp_path):
+    import numpy as np
+
+    paths = []
+    for number in range(6):
+        pixels = np.random.default_rng(number).integers(0, 256, (6, 5, 3), dtype=np.uint8)
+        path = tmp_path / f"{number}.{'jpg' if number % 2 else 'png'}"
+        PILImage.fromarray(pixels).save(path)
+        paths.append(str(path))
+    ld.optimize(_mixed_image, paths, str(tmp_path / "ours"), chunk_size=2, num_workers=2)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    result = subprocess.run(
+        [PEER, "-c", MIXED_IMAGES_READ, str(tmp_path / "ours")],
+        env=env,
+        cwd=tmp_path,  # not the repository: its litdata would shadow LitData
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    theirs = json.loads(result.stdout.strip().splitlines()[-1])
+    reader = ld.DatasetReader(tmp_path / "ours")
+    ours = [[*reader[i]["image"].shape, int(reader[i]["image"].sum())] for i in range(6)]
+    assert theirs == ours  # the same (3, H, W) tensors, whatever each file's format

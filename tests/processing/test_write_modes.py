@@ -89,3 +89,15 @@ def test_optimize_refuses_an_input_dir_that_is_not_a_folder(tmp_path, where):
     input_dir.mkdir()
     ld.optimize(_sample, [0, 1], str(tmp_path / "out"), chunk_size=2, input_dir=str(input_dir))
     assert sorted(_ids(tmp_path / "out")) == [0, 1]
+
+
+def test_write_dataset_says_what_it_wrote_when_asked(tmp_path, capsys):
+    ld.write_dataset(range(7), tmp_path / "ds", chunk_size=5, verbose=True)
+    out, err = capsys.readouterr()
+    assert out.startswith(f"Wrote 7 samples in 2 chunks to {tmp_path / 'ds'} in ")
+    assert "write_dataset -> ds" in err  # the progress bar
+    assert "7/7" in err
+    ld.write_dataset([1], tmp_path / "ds", chunk_size=5, mode="append", verbose=True)
+    assert capsys.readouterr().out.startswith("Wrote 1 sample in 1 chunk to ")  # the new ones
+    ld.write_dataset(range(3), tmp_path / "quiet", chunk_size=5)  # not a terminal: quiet
+    assert capsys.readouterr() == ("", "")

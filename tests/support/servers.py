@@ -277,8 +277,8 @@ def azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectS
     binary = azurite_binary()
     if binary is None:
         pytest.skip(
-            "azurite-blob is not installed: run `npm install --prefix .ci azurite` (as .ci/run "
-            "does) or put azurite-blob on PATH"
+            "azurite is not installed: run `make azurite` (npm installs it into .ci/, as .ci/run "
+            "does; see the README's 'Tests' section) or put azurite-blob on PATH"
         )
     port = free_port()
     command = [binary, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence"]

@@ -28,6 +28,7 @@ from litdata.core.index import (
 from litdata.core.location import Location
 from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.directory import cache_home
+from litdata.engine.items.widening import agreed_config, config_conflict
 from litdata.engine.native.compact_index import forget_node_copy
 from litdata.engine.native.keys import (
     dataset_keys_parts,
@@ -137,11 +138,9 @@ def merge_rank_indexes(
         return publish_index(location, empty, [], [])
     if not parts and existing is None:
         raise _nothing_to_merge(location)
-    ordered, chunks = _combined(location, existing, parts)
+    ordered, chunks, config = _combined(location, existing, parts)
     keys = _merge_keys(location, existing, parts, chunks)
-    merged = publish_index(
-        location, ordered[0].config, chunks, (part.plugins for part in ordered), keys=keys
-    )
+    merged = publish_index(location, config, chunks, (part.plugins for part in ordered), keys=keys)
     leftovers = [
         *(name for name, _ in parts),
         *writer_keys_names(location.storage.list(location.url)),
@@ -169,15 +168,17 @@ def merged_in_memory(location: Location) -> DatasetIndex:
     parts = read_rank_indexes(location)
     if not parts:
         raise _nothing_to_merge(location)
-    ordered, chunks = _combined(location, None, parts)
+    ordered, chunks, config = _combined(location, None, parts)
     plugins = _plugins(part.plugins for part in ordered)
-    return DatasetIndex(ordered[0].config, tuple(chunks), None, FORMAT_VERSION, plugins)
+    return DatasetIndex(config, tuple(chunks), None, FORMAT_VERSION, plugins)
 
 
 def _combined(
     location: Location, existing: DatasetIndex | None, parts: list[tuple[str, DatasetIndex]]
-) -> tuple[list[DatasetIndex], list[ChunkEntry]]:
-    """The indexes to merge (the existing dataset's first) and their chunks, in order.
+) -> tuple[list[DatasetIndex], list[ChunkEntry], DatasetConfig]:
+    """The indexes to merge (the existing dataset's first), their chunks, and their config.
+
+    The config is that of them all: a field whose names widen to one is recorded under it.
 
     Raises:
         DatasetFormatError: A writer's config differs from the rest of the dataset's.
@@ -188,20 +189,23 @@ def _combined(
     ]
     if not ordered and existing is not None:  # nothing added to an empty dataset
         ordered = [existing]
+    config = ordered[0].config
     for name, part in parts:
-        different = part.config.differences(ordered[0].config)
-        if different:
-            raise DatasetFormatError(
-                f"{name} was written with a config that differs from the rest of the dataset at "
-                f"{location.url} in {', '.join(different)}:\n  {part.config.core()}\nvs\n"
-                f"  {ordered[0].config.core()}\nAll writers of one dataset must use the same "
-                f"chunk size, compression and sample structure."
+        agreed = agreed_config(config, part.config)
+        if agreed is None:
+            raise config_conflict(
+                part.config,
+                config,
+                mine=name,
+                theirs="the writers before it" if existing is None else "the dataset",
+                where=location.url,
             )
+        config = agreed
     # A chunk already listed (a resumed append whose last run had published) is not doubled.
     chunks = list(ordered[0].chunks)
     listed = {chunk.filename for chunk in chunks}
     chunks += [c for part in ordered[1:] for c in part.chunks if c.filename not in listed]
-    return ordered, chunks
+    return ordered, chunks, config
 
 
 def _merge_keys(

@@ -15,13 +15,15 @@ from typing import Any
 from litdata.core.chunks.blocks import BLOCK_KEY, block_checksums
 from litdata.core.chunks.checksum import Buffer, checksum_of
 from litdata.core.chunks.layout import chunk_header, header_size
-from litdata.core.chunks.names import chunk_filename
+from litdata.core.chunks.names import chunk_filename, parse_chunk_filename
 from litdata.core.errors import (
+    DatasetExistsError,
     DatasetFormatError,
     LitdataWarning,
 )
 from litdata.core.formats import ItemLoader
 from litdata.core.index import (
+    INDEX_FILENAME,
     ChunkEntry,
     DatasetConfig,
     DatasetIndex,
@@ -36,9 +38,10 @@ from litdata.engine.boundary.options import provider_of, resolve_plugin
 from litdata.engine.boundary.resolve import resolve
 from litdata.engine.items.loaders import default_item_loader
 from litdata.engine.items.serializer_set import SerializerSet
+from litdata.engine.items.widening import agreed_config
 from litdata.engine.native.encrypted import encryption_config
 from litdata.engine.native.keys import KeyRecorder, check_key_fn, keys_filename
-from litdata.engine.native.rank_indexes import rank_index_filename
+from litdata.engine.native.rank_indexes import rank_index_filename, rank_index_names
 from litdata.engine.upload import Uploader
 
 __all__ = ["ChunkWriter", "check_chunk_options", "write_samples"]
@@ -90,8 +93,16 @@ class ChunkWriter:
             it, for instance).
         key_fn: ``sample -> key`` (an int or a str): the writer records every sample's key in
             ``<rank>.keys.parquet`` for keyed lookup (``ds["id"]``).
+        mode: ``None`` refuses to write a chunk file over one of a dataset already in
+            ``output_dir`` (it has ``index.json`` or per-writer indexes), as ``optimize``
+            refuses an existing dataset; ``"overwrite"`` writes over its files.
 
     Exactly one of ``chunk_size`` and ``chunk_bytes`` is required.
+
+    Raises:
+        DatasetExistsError: ``mode`` is ``None`` and this writer's first chunk file would
+            replace a chunk of the dataset in ``output_dir`` (also raised by :meth:`add` for
+            a later chunk).
     """
 
     def __init__(
@@ -110,7 +121,10 @@ class ChunkWriter:
         encryption: Encryptor | None = None,
         on_chunk: Callable[[Path, ChunkEntry], None] | None = None,
         key_fn: Callable[[Any], Any] | None = None,
+        mode: str | None = None,
     ) -> None:
+        if mode not in (None, "overwrite"):
+            raise ValueError(f"mode must be None or 'overwrite', got {mode!r}")
         self._chunk_bytes = check_chunk_options(chunk_size, chunk_bytes)
         self._keys = KeyRecorder(key_fn) if key_fn is not None else None
         self._encryption = resolve_plugin("encryption", encryption) if encryption else None
@@ -141,10 +155,18 @@ class ChunkWriter:
         self._dim: int | None = None
         self.chunks: list[ChunkEntry] = list(previous_chunks)
         self.num_samples = 0
+        self._guarded = mode is None and _holds_a_dataset(self.output_dir)
+        self._refuse_overwrite(chunk_filename(rank, chunk_index, compression))
 
     @property
     def config(self) -> DatasetConfig:
-        """The dataset config this writer records."""
+        """The dataset config this writer records (with what it extends, once they agree)."""
+        own = self._own_config()
+        if self._expected is not None and self.num_samples:
+            return agreed_config(self._expected, own) or own
+        return own
+
+    def _own_config(self) -> DatasetConfig:
         annotate = getattr(self._encoder, "config_extra", None)  # item loaders' own keys
         return DatasetConfig(
             chunk_bytes=self._chunk_bytes,
@@ -210,6 +232,7 @@ class ChunkWriter:
         parts = [header, *self._parts]
         size = len(header) + self._item_bytes
         filename = chunk_filename(self.rank, self._next_chunk, self._compression)
+        self._refuse_overwrite(filename)
         path = self.output_dir / filename
         if self._encryption is not None and self._encryption.level == "chunk":
             parts = [self._encryption.encrypt(b"".join(parts))]
@@ -243,6 +266,22 @@ class ChunkWriter:
         if self._on_chunk is not None:
             self._on_chunk(path, entry)
 
+    def _refuse_overwrite(self, filename: str) -> None:
+        """Raise if writing ``filename`` would replace a chunk of the dataset in the folder."""
+        if not self._guarded or not (self.output_dir / filename).exists():
+            return
+        taken = [
+            parsed[1]
+            for name in os.listdir(self.output_dir)
+            if (parsed := parse_chunk_filename(name)) and parsed[0] == self.rank
+        ]
+        raise DatasetExistsError(
+            f"{self.output_dir} holds a dataset whose chunk {filename} this writer would "
+            f"replace, which would corrupt it. Pass mode='overwrite' to write over its files "
+            f"(then merge_rank_indexes publishes the new index), chunk_index={max(taken) + 1} "
+            f"to add chunks after rank {self.rank}'s, or write to another folder."
+        )
+
     @property
     def buffered(self) -> int:
         """Samples added but not yet written in a chunk."""
@@ -257,9 +296,10 @@ class ChunkWriter:
         return names
 
     def _check_config(self, expected: DatasetConfig) -> None:
-        different = self.config.differences(expected)
-        if different:
-            ours, theirs = self.config.core(), expected.core()
+        own = self._own_config()
+        if agreed_config(expected, own) is None:
+            different = own.differences(expected)
+            ours, theirs = own.core(), expected.core()
             details = ", ".join(
                 f"{key}: {ours[key]!r} here vs {theirs[key]!r} in the dataset" for key in different
             )
@@ -293,6 +333,12 @@ class ChunkWriter:
         if self._keys is not None:
             self._keys.write(self.output_dir / keys_filename(self.rank))
         return index
+
+
+def _holds_a_dataset(folder: Path) -> bool:
+    """Whether ``folder`` has a dataset's index (``index.json`` or per-writer indexes)."""
+    names = os.listdir(folder)
+    return INDEX_FILENAME in names or bool(rank_index_names(names))
 
 
 def _digests(data: Buffer) -> tuple[str, str | None]:

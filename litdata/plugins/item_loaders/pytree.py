@@ -34,6 +34,7 @@ from litdata.engine.items.treespec import (
     spec_from_json,
     spec_to_json,
 )
+from litdata.engine.items.widening import widened
 from litdata.engine.native.chunk_file import ChunkFile
 from litdata.engine.native.encrypted import decrypting, reader_encryptor
 
@@ -59,6 +60,7 @@ class PyTreeEncoder:
         self._header: struct.Struct | None = None
         self._fixed_header: bytes | None = None
         self._fixed_sizes: list[int] = []
+        self._widened: dict[tuple[str, str], str | None] = {}  # (field's name, leaf's) -> name
         self.providers: dict[str, str] = {}
 
     @property
@@ -144,7 +146,8 @@ class PyTreeEncoder:
                 payload, name = serialize(leaf)
             except Exception as error:
                 return self._fail(index, leaf, f"the {key!r} serializer failed: {error}")
-            if name != self._names[index]:
+            widens = self._widened.get((self._formats[index], name or key))
+            if name != self._names[index] and widens is None:
                 return self._fail(index, leaf, f"it serializes as {name or key!r}")
             if self._fixed_sizes and len(payload) != self._fixed_sizes[index]:
                 return self._fail(
@@ -163,6 +166,27 @@ class PyTreeEncoder:
             f"must store the same kind of value in each place as the first sample, which "
             f"recorded {self._formats[index]!r} here."
         )
+
+    def _widen(self, names: tuple[str | None, ...]) -> bool:
+        """Record each field whose leaf's name differs under a name decoding both, if any.
+
+        Returns:
+            Whether every differing field widened (the JPEG and PNG files of one field are
+            recorded as ``image``); nothing changes when one does not.
+        """
+        formats = list(self._formats)
+        for index, (name, first) in enumerate(zip(names, self._names, strict=True)):
+            if name == first:
+                continue
+            pair = (formats[index], name or self._keys[index])
+            if pair not in self._widened:
+                self._widened[pair] = widened(*pair, self._serializers)
+            name_for_both = self._widened[pair]
+            if name_for_both is None:
+                return False
+            formats[index] = name_for_both
+        self._formats = tuple(formats)
+        return True
 
     def encode(self, sample: Any) -> tuple[list[bytes], int, int | None]:
         """Encode ``sample`` as item parts.
@@ -184,7 +208,7 @@ class PyTreeEncoder:
             except Exception as error:
                 raise self._diagnose(leaves) from error
         payloads, names = zip(*results, strict=True)
-        if names != self._names:
+        if names != self._names and not self._widen(names):
             raise self._diagnose(self._flatten(sample))  # type: ignore[misc]
         sizes = [*map(len, payloads)]
         if self._fixed_header is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from litdata.core.imports import pip_install
+
 __all__ = ["torchcodec_module"]
 
 _failures: dict[str, str] = {}
@@ -37,6 +39,6 @@ def torchcodec_module(
         return None
     raise ImportError(
         f"{purpose} needs torchcodec with FFmpeg's shared libraries ({_failures[module]}). "
-        f"Install them with: pip install 'litdata[{extra}]' and your system's FFmpeg "
+        f"Install them with: {pip_install(extra)} and your system's FFmpeg "
         f"(e.g. apt-get install ffmpeg, or conda install ffmpeg)."
     )

@@ -1,6 +1,17 @@
 """PIL images: ``pil`` (raw pixels, LitData's layout), ``jpeg`` and ``png`` (encoded bytes).
 
-Pillow is imported only when an image is met (``pip install 'litdata[images]'``).
+What each image leaf is stored as, and streams back as:
+
+- a PIL image opened from a JPEG file (or a ``Jpeg`` wrapper): ``jpeg``, a ``uint8`` RGB
+  tensor ``(3, H, W)``;
+- a PIL image opened from any other file (PNG, WebP, GIF, BMP...): ``image:<ext>``
+  (:class:`~litdata.plugins.serializers.media.ImageSerializer`), the same tensor;
+- a PIL image made in memory (``Image.new``, ``.convert()``...): ``pil``, a PIL image.
+
+A field that mixes encoded files (JPEG and PNG, say) is recorded as ``image``, which decodes
+any of them to that tensor: the encoded-image names widen to it (:func:`widen_image_format`),
+within one writer and when the workers' indexes merge. Pillow is imported only when an image
+is met (``pip install '<litdata clone>[images]'``).
 """
 
 from __future__ import annotations
@@ -23,6 +34,8 @@ __all__ = [
     "PILSerializer",
     "PNGSerializer",
     "decode_image_tensor",
+    "source_bytes",
+    "widen_image_format",
     "wrapped_image",
 ]
 
@@ -41,6 +54,48 @@ def _is_pil(item: Any, file_class: str | None = None) -> bool:
     if image_module is None or not isinstance(item, image_module.Image):
         return False
     return file_class is None or type(item).__name__ == file_class
+
+
+def _from_file(item: Any) -> bool:
+    """Whether ``item`` is a PIL image decoded from an encoded file (it has a ``format``)."""
+    return _is_pil(item) and bool(getattr(item, "format", None))
+
+
+def _is_encoded_image_format(name: str) -> bool:
+    base, _, _ = name.partition(":")
+    return name == "jpeg" or base == "image"
+
+
+def widen_image_format(recorded: str, other: str) -> str | None:
+    """The ``data_format`` name that decodes leaves recorded as ``recorded`` and ``other``.
+
+    ``jpeg``, ``image`` and ``image:<ext>`` payloads are all an encoded image file's bytes,
+    decoded alike to a ``uint8`` RGB tensor, so any two of them widen to ``image``. Any other
+    pair (``pil`` raw pixels, say) does not widen: ``None``.
+    """
+    if recorded == other:
+        return recorded
+    if _is_encoded_image_format(recorded) and _is_encoded_image_format(other):
+        return "image"
+    return None
+
+
+def source_bytes(image: PILImage) -> tuple[bytes, str]:
+    """An image's encoded bytes and their extension (``"jpg"``, ``"png"``...).
+
+    The bytes of the file it was opened from when it is still there; otherwise the pixels
+    encoded in the format it was decoded from (PNG when it has none).
+    """
+    fmt = (getattr(image, "format", None) or "PNG").lower()
+    extension = "jpg" if fmt == "jpeg" else fmt
+    original = _file_bytes(image)
+    if original is not None:
+        return original, extension
+    if fmt == "jpeg" and image.mode not in ("RGB", "L"):
+        image = image.convert("RGB")
+    buffer = io.BytesIO()
+    image.save(buffer, format=fmt.upper())
+    return buffer.getvalue(), extension
 
 
 def decode_image_tensor(data: bytes | memoryview) -> torch.Tensor:
@@ -88,7 +143,7 @@ def _file_bytes(image: PILImage) -> bytes | None:
 
 
 class PILSerializer:
-    """PIL images other than JPEG files, as raw pixels: ``[u32 w][u32 h][u32 len(mode)] mode``."""
+    """PIL images made in memory, as raw pixels: ``[u32 w][u32 h][u32 len(mode)] mode``."""
 
     name: ClassVar[str] = "pil"
     types: ClassVar[tuple[str, ...]] = (
@@ -98,10 +153,8 @@ class PILSerializer:
     priority: ClassVar[int] = 150
 
     def can_serialize(self, item: Any) -> bool:
-        """Claims ``Pil`` wrappers and PIL images that are neither JPEG nor PNG files."""
-        return isinstance(item, Pil) or (
-            _is_pil(item) and type(item).__name__ not in ("JpegImageFile", "PngImageFile")
-        )
+        """Claims ``Pil`` wrappers and PIL images not decoded from a file (no ``format``)."""
+        return isinstance(item, Pil) or (_is_pil(item) and not _from_file(item))
 
     def serialize(self, item: Any) -> tuple[bytes, None]:
         """Header, mode, then ``tobytes()``."""
@@ -125,7 +178,11 @@ class PILSerializer:
 
 
 class JPEGSerializer:
-    """PIL JPEG files, stored as their original bytes; streamed back as a ``(3, H, W)`` tensor."""
+    """PIL JPEG files, stored as their original bytes; streamed back as a ``(3, H, W)`` tensor.
+
+    A field whose first leaf was a JPEG file may hold other image files too: those are stored
+    as their own bytes under ``image:<ext>``, and the field widens to ``image``.
+    """
 
     name: ClassVar[str] = "jpeg"
     types: ClassVar[tuple[str, ...]] = (
@@ -138,9 +195,16 @@ class JPEGSerializer:
         """Claims ``Jpeg`` wrappers and images opened from JPEG files."""
         return isinstance(item, Jpeg) or _is_pil(item, "JpegImageFile")
 
-    def serialize(self, item: Any) -> tuple[bytes, None]:
-        """The original JPEG bytes when available, else a (re-)encoded JPEG."""
+    def serialize(self, item: Any) -> tuple[bytes, str | None]:
+        """The original JPEG bytes when available, else a (re-)encoded JPEG.
+
+        An image decoded from a file of another format keeps its encoding: its bytes and
+        ``image:<ext>``.
+        """
         quality = DEFAULT_QUALITY
+        if _from_file(item) and not _is_pil(item, "JpegImageFile"):
+            data, extension = source_bytes(item)
+            return data, f"image:{extension}"
         if isinstance(item, Jpeg):
             if not item.needs_encoding:
                 return item.read(), None
@@ -163,12 +227,20 @@ class JPEGSerializer:
         """A ``uint8`` RGB tensor of shape ``(3, H, W)``."""
         return decode_image_tensor(data)
 
+    def widen(self, recorded: str, other: str) -> str | None:
+        """``image`` for a field of JPEG and other image files (:func:`widen_image_format`)."""
+        return widen_image_format(recorded, other)
+
     def setup(self, data_format: str) -> None:
         """Nothing to prepare."""
 
 
 class PNGSerializer:
-    """PIL PNG files, stored losslessly as PNG bytes; streamed back as PIL images."""
+    """PNG files as PNG bytes, streamed back as PIL images: for datasets written that way.
+
+    PNG files are written as ``image:png`` now (decoded to a tensor, like every encoded image
+    file); pass ``serializers={"png": PNGSerializer()}`` to write this layout.
+    """
 
     name: ClassVar[str] = "png"
     types: ClassVar[tuple[str, ...]] = ("PIL.PngImagePlugin.PngImageFile",)

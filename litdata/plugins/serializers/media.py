@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from litdata.engine.items.wrappers import File, Image, Text
 from litdata.plugins.serializers._paths import extension_of, media_path
-from litdata.plugins.serializers.images import decode_image_tensor, wrapped_image
+from litdata.plugins.serializers.images import (
+    decode_image_tensor,
+    source_bytes,
+    widen_image_format,
+    wrapped_image,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -17,6 +23,16 @@ __all__ = ["FileSerializer", "ImageSerializer", "TextSerializer"]
 
 IMAGE_EXTENSIONS = frozenset({"jpg", "jpeg", "png", "webp", "bmp", "gif"})
 _MAGIC = ((b"\xff\xd8\xff", "jpg"), (b"\x89PNG", "png"), (b"GIF8", "gif"), (b"BM", "bmp"))
+
+
+def _is_pil(item: Any) -> bool:
+    image_module = sys.modules.get("PIL.Image")
+    return image_module is not None and isinstance(item, image_module.Image)
+
+
+def _is_image_file(item: Any) -> bool:
+    """A PIL image decoded from a file of a format other than JPEG (PNG, WebP, GIF...)."""
+    return _is_pil(item) and getattr(item, "format", None) not in (None, "JPEG")
 
 
 def _is_image_path(item: Any) -> bool:
@@ -44,21 +60,33 @@ def _encode(wrapper: Image) -> tuple[bytes, str]:
 
 
 class ImageSerializer:
-    """``Image`` wrappers and paths to image files; streamed back as ``(3, H, W)`` tensors."""
+    """Encoded image files, streamed back as ``uint8`` RGB tensors ``(3, H, W)``.
+
+    Claims ``Image`` wrappers, paths to image files and PIL images decoded from a PNG, WebP,
+    GIF, BMP... file (JPEG files are ``jpeg``'s). The name records the encoding
+    (``image:png``); a field of several encodings is recorded as ``image``.
+    """
 
     name: ClassVar[str] = "image"
     types: ClassVar[tuple[str, ...]] = (
         "litdata.engine.items.wrappers.Image",
         "builtins.str",
+        "PIL.ImageFile.ImageFile",
     )
     priority: ClassVar[int] = 220
 
     def can_serialize(self, item: Any) -> bool:
-        """Claims ``Image`` wrappers and existing files with an image extension."""
-        return isinstance(item, Image) or _is_image_path(item)
+        """Claims ``Image`` wrappers, image files' paths and PIL images of non-JPEG files."""
+        return isinstance(item, Image) or _is_image_file(item) or _is_image_path(item)
 
     def serialize(self, item: Any) -> tuple[bytes, str]:
-        """Encoded image bytes; the name records the encoding, e.g. ``image:jpg``."""
+        """Encoded image bytes; the name records the encoding, e.g. ``image:jpg``.
+
+        A PIL image keeps the bytes of its file; one made in memory is encoded as PNG.
+        """
+        if _is_pil(item):  # a JPEG file or an image made in memory too, in a mixed field
+            data, extension = source_bytes(item)
+            return data, f"image:{extension}"
         if _is_image_path(item):
             item = Image(path=os.fspath(item))
         if not isinstance(item, Image):
@@ -73,6 +101,10 @@ class ImageSerializer:
     def deserialize(self, data: bytes | memoryview) -> torch.Tensor:
         """A ``uint8`` RGB tensor of shape ``(3, H, W)``."""
         return decode_image_tensor(data)
+
+    def widen(self, recorded: str, other: str) -> str | None:
+        """``image`` for a field of several encodings (``widen_image_format``)."""
+        return widen_image_format(recorded, other)
 
     def setup(self, data_format: str) -> None:
         """Nothing to prepare: the bytes say how they are encoded."""

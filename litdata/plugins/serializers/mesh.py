@@ -1,6 +1,6 @@
 """``mesh``: 3-D meshes as GLB, PLY or STL files (``mesh:<type>``), read back with trimesh.
 
-trimesh is imported only when a mesh is met (``pip install 'litdata[mesh]'``).
+trimesh is imported only when a mesh is met (``pip install '<litdata clone>[mesh]'``).
 """
 
 from __future__ import annotations

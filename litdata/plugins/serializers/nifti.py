@@ -1,6 +1,6 @@
 """``nifti``: NIfTI volumes (``nifti:nii``, ``nifti:nii.gz``), read back as nibabel images.
 
-nibabel is imported only when a volume is met (``pip install 'litdata[nifti]'``).
+nibabel is imported only when a volume is met (``pip install '<litdata clone>[nifti]'``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``pdf``: PDF documents stored as their bytes, read back as ``pypdf.PdfReader``.
 
 pypdf is imported only when a document is read or an open one is written
-(``pip install 'litdata[pdf]'``).
+(``pip install '<litdata clone>[pdf]'``).
 """
 
 from __future__ import annotations

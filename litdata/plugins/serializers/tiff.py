@@ -2,7 +2,7 @@
 
 LitData registers the serializer as ``tifffile`` but records ``Tiff`` wrappers as ``tiff``;
 both names decode here. tifffile is imported only when an image is met
-(``pip install 'litdata[tiff]'``).
+(``pip install '<litdata clone>[tiff]'``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``video``: video files as they are, frames encoded as MP4 (``video:<ext>``).
 
 Reading gives a torchcodec ``VideoDecoder`` (lazy: frames are decoded when asked for), which
-needs torchcodec and FFmpeg's shared libraries (``pip install 'litdata[video]'``).
+needs torchcodec and FFmpeg's shared libraries (``pip install '<litdata clone>[video]'``).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from support.helpers import chunk_files
 import litdata as ld
 from litdata.core.chunks.names import chunk_filename, parse_chunk_filename
 from litdata.core.errors import DatasetExistsError, LitdataWarning, SampleError
+from litdata.engine.native.rank_indexes import merge_rank_indexes
 from litdata.engine.native.writer import ChunkWriter
 
 
@@ -148,3 +149,62 @@ def test_chunk_filenames_parse_back(compression):
 @pytest.mark.parametrize("name", ["index.json", "chunk-1-2x.bin", "chunk--1.bin", "chunk-1-2..bin"])
 def test_other_names_are_not_chunk_filenames(name):
     assert parse_chunk_filename(name) is None
+
+
+def _write_ranks(folder, ranks=(0, 1), **options):
+    for rank in ranks:
+        writer = ChunkWriter(folder, chunk_size=4, rank=rank, **options)
+        for i in range(6):
+            writer.add({"rank": rank, "i": i})
+        writer.close()
+
+
+def test_a_chunk_writer_refuses_to_write_over_a_dataset_s_chunks(tmp_path):
+    folder = tmp_path / "cw"
+    _write_ranks(folder)
+    merge_rank_indexes(str(folder))
+    before = {name: (folder / name).read_bytes() for name in os.listdir(folder)}
+    with pytest.raises(DatasetExistsError) as raised:
+        ChunkWriter(folder, chunk_size=4, rank=0)
+    message = str(raised.value)
+    assert "chunk-0-0.bin" in message
+    assert "mode='overwrite'" in message
+    assert "chunk_index=2" in message  # rank 0 has chunks 0 and 1
+    assert {name: (folder / name).read_bytes() for name in os.listdir(folder)} == before
+    assert len(ld.StreamingDataset(str(folder))) == 12  # still readable, checksums intact
+
+
+def test_a_later_chunk_over_a_dataset_s_chunk_is_refused_too(tmp_path):
+    folder = tmp_path / "cw"
+    _write_ranks(folder, ranks=(0,))
+    (folder / "chunk-0-0.bin").rename(folder / "moved.bin")  # the first target is free
+    writer = ChunkWriter(folder, chunk_size=4, rank=0)
+    for i in range(4):
+        writer.add(i)
+    with pytest.raises(DatasetExistsError, match=r"chunk-0-1\.bin"):
+        for i in range(4):
+            writer.add(i)
+
+
+def test_mode_overwrite_and_a_free_chunk_index_write_as_asked(tmp_path):
+    folder = tmp_path / "cw"
+    _write_ranks(folder)
+    merge_rank_indexes(str(folder))
+    _write_ranks(folder, mode="overwrite")  # an example run again as it is
+    merge_rank_indexes(str(folder))
+    assert len(ld.StreamingDataset(str(folder))) == 12
+    writer = ChunkWriter(folder, chunk_size=4, rank=0, chunk_index=2)
+    writer.add(1)
+    writer.close()
+    with pytest.raises(ValueError, match="mode must be None or 'overwrite'"):
+        ChunkWriter(folder, chunk_size=4, mode="append")
+
+
+def test_stray_chunks_of_a_folder_without_an_index_are_written_over(tmp_path):
+    folder = tmp_path / "cw"
+    folder.mkdir()
+    (folder / "chunk-0-0.bin").write_bytes(b"left by a killed run")
+    writer = ChunkWriter(folder, chunk_size=2, rank=0)
+    writer.add(1)
+    writer.close()
+    assert (folder / "chunk-0-0.bin").read_bytes() != b"left by a killed run"
