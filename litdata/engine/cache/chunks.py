@@ -25,6 +25,7 @@ from litdata.core.chunks.blocks import BlockTable
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.names import decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
+from litdata.core.dataset_file import open_regular, read_regular
 from litdata.core.errors import ChunkCorruptError, ChunkMissingError, ChunkWaitTimeoutError
 from litdata.core.guards import inside
 from litdata.core.index import ChunkEntry, DatasetIndex
@@ -251,7 +252,7 @@ class ChunkCache:
         again, never read as what it was.
         """
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 status = os.fstat(handle.fileno())
                 identity = file_identity(status)
                 if self._checked.get(chunk_index) == identity:
@@ -294,7 +295,7 @@ class ChunkCache:
         if self._local is not None:
             source = self._member(entry)
             try:
-                return Path(source).read_bytes(), source
+                return read_regular(source), source
             except FileNotFoundError:
                 raise _missing(source) from None
         url, _ = self._download(entry, scratch)

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from litdata.core import config
 from litdata.core.chunks.framing import framed_limit
+from litdata.core.dataset_file import decode_json
 from litdata.core.guards import is_member
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
@@ -161,7 +162,7 @@ def _decode(data: bytes, where: str) -> list[FileMetadata] | None:
 
     try:
         plain = ZstdCompressor().decompress(data, framed_limit(len(data)))
-        raw: Any = json.loads(plain)
+        raw: Any = decode_json(plain, where=where)
         return [FileMetadata.from_dict(item) for item in raw["files"]]
     except (ValueError, KeyError, TypeError, zstandard.ZstdError) as error:
         logger.warning("ignoring the unreadable raw index %s (%s); listing again", where, error)
