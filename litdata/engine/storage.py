@@ -41,13 +41,18 @@ from litdata.core.protocols import InPlaceStorage, RangedStorage, StorageBackend
 from litdata.core.registry import registries
 from litdata.engine.throttle import throttled
 
-__all__ = ["Storage"]
+__all__ = ["ServerAnswerError", "Storage"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+
 #: Errors that are the object's or the caller's fault: retrying cannot help.
+class ServerAnswerError(ConnectionError):
+    """The server's answer is not what was asked (a range not honoured): retried, then named."""
+
+
 _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 #: A full local disk (while downloading) is not transient either.
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -308,19 +313,20 @@ class Storage:
         if not isinstance(self.backend, RangedStorage):
             raise TypeError(f"The storage backend {self.origin} does not read byte ranges.")
         backend = self.backend
-        data = self._call(
-            "Reading",
-            url,
-            lambda: backend.read_range(url, start, end),
-            max(0, end - start),
-            on_retry,
-        )
-        if not isinstance(data, bytes | bytearray) or len(data) != end - start:
-            size = len(data) if isinstance(data, bytes | bytearray) else type(data).__name__
-            raise self._invalid(
-                "read_range", f"returned {size} bytes for [{start}, {end}) of {url}"
-            )
-        return bytes(data)
+
+        def attempt() -> bytes | bytearray:
+            data = backend.read_range(url, start, end)
+            if not isinstance(data, bytes | bytearray):
+                raise self._invalid("read_range", f"returned {type(data).__name__} for {url}")
+            if len(data) != end - start:  # what the server sent: retried, then its fault
+                raise ServerAnswerError(
+                    f"the server answered {len(data):,} bytes for bytes [{start:,}, {end:,}) of "
+                    f"{url}: it ignored the Range header or cut the body short (a server or "
+                    f"proxy without range support, or a broken connection)"
+                )
+            return data
+
+        return bytes(self._call("Reading", url, attempt, max(0, end - start), on_retry))
 
     def local_path(self, url: str) -> str:
         """The local file behind ``url`` (the backend must be in place)."""
