@@ -33,6 +33,7 @@ from litdata.core.location import Location
 from litdata.core.protocols import Compressor
 from litdata.core.publish import publishing
 from litdata.core.registry import hooks
+from litdata.engine.cache.copies import CheckedCopies
 from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
 from litdata.engine.cache.locks import ChunkLock
 from litdata.engine.cache.parts import PartedDownload, arriving
@@ -104,6 +105,8 @@ class ChunkCache:
         #: In-place chunks checked by this process, with the identity of the file checked.
         self._checked: dict[int, bytes] = {}
         self._holds: dict[int, ChunkLock] = {}
+        #: Cached copies this process checked (hashed on first use).
+        self._copies = CheckedCopies()
         self._verified: VerifiedChunks | None = None
         if self._local is not None and config.verify_setting() != "always":
             home = cache_home(self.location.url, cache_dir)
@@ -111,7 +114,9 @@ class ChunkCache:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_compressor=None, _checked={}, _holds={}, _directory=None)
+        state.update(
+            _compressor=None, _checked={}, _holds={}, _directory=None, _copies=CheckedCopies()
+        )
         return state
 
     @property
@@ -171,7 +176,7 @@ class ChunkCache:
             # Waits while another process fetches it, as long as a fetch of our own may take.
             if not lock.acquire("shared", timeout=fetch_seconds):
                 raise self._stuck(entry, target, fetch_seconds, "LITDATA_CHUNK_TIMEOUT")
-            if target.exists():
+            if target.exists() and self._copies.usable(target, self.location.join(entry.filename)):
                 break
             lock.release()
             # Never wait for the exclusive lock: the process that got it first may publish
@@ -434,6 +439,7 @@ class ChunkCache:
                         raise
                     where = self.location.join(entry.filename)
                     logger.warning("chunk %s failed its check; downloading it again", where)
+        self._copies.record(target, self.mode)
         hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)
         if inflating:
             hooks.chunk_decompressed(str(target), entry.chunk_bytes, inflating)
@@ -470,6 +476,7 @@ class ChunkCache:
             try:
                 path = self.directory / name
                 path.unlink(missing_ok=True)
+                CheckedCopies.forget(path)
             finally:
                 lock.release()
             total -= size
