@@ -14,13 +14,18 @@ message says so). So the order, ``state_dict`` and resume are those of the pipe 
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, NamedTuple
 
-from litdata.streaming.arena import InSlot, agree, close_session, open_session, writer_for
+from litdata.streaming.arena import (
+    InSlot,
+    agree,
+    close_session,
+    new_session,
+    open_session,
+    writer_for,
+)
 from litdata.streaming.arena_layout import Layout, plan
 from litdata.streaming.batching import BatchIds, Envelope
 from litdata.streaming.collate import into_arena
@@ -165,7 +170,7 @@ class ArenaSession:
     """
 
     def __init__(self, num_workers: int, *, in_order: bool = True) -> None:
-        self.name = f"litdata-arena-{os.getpid()}-{secrets.token_hex(4)}"
+        self.name = new_session()
         self._num_workers = num_workers
         self._in_order = in_order
         open_session(self.name)
