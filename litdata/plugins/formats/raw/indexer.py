@@ -134,12 +134,16 @@ class FileIndexer:
             raise FileNotFoundError(f"{root} is not a folder: there are no raw files to read.")
         files: list[FileMetadata] = []
         folders = [(root, 1)]
+        status = os.stat(root)
+        visited = {(status.st_dev, status.st_ino)}  # a link back up (``loop -> .``) is not new
         while folders:
             folder, depth = folders.pop()
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.is_dir():
-                        if depth < self.max_depth:
+                        found = entry.stat()
+                        if depth < self.max_depth and (found.st_dev, found.st_ino) not in visited:
+                            visited.add((found.st_dev, found.st_ino))
                             folders.append((entry.path, depth + 1))
                     elif entry.is_file() and self._wanted(entry.name):
                         files.append(FileMetadata(entry.path, entry.stat().st_size))
