@@ -31,8 +31,11 @@ import os
 import random
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
 from litdata.core import config
@@ -63,9 +66,9 @@ _SLOWEST = float(1 << 20)
 
 
 def _transient(error: BaseException) -> bool:
-    if isinstance(error, (*_PERMANENT, PluginValidationError, ValueError, TypeError)) or (
-        isinstance(error, OSError) and error.errno in _FULL
-    ):
+    if isinstance(
+        error, (*_PERMANENT, StorageError, PluginValidationError, ValueError, TypeError)
+    ) or (isinstance(error, OSError) and error.errno in _FULL):
         return False
     return isinstance(error, OSError | TimeoutError | ConnectionError) or "Throttl" in repr(error)
 
@@ -83,6 +86,8 @@ class Storage:
         self.name = name
         self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
         self._timeout = config.storage_timeout()
+        #: The longest any one call may take, all its attempts together, however it moves.
+        self._overall = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         #: Since when the server has not answered (a timeout), across calls; ``None`` once a
         #: call succeeds.
         self._silent_since: float | None = None
@@ -148,7 +153,7 @@ class Storage:
         while True:
             began = time.monotonic()
             try:
-                result = call()
+                result = self._within(call, what, url, started + self._overall)
             except BaseException as error:  # retrying is the point
                 if not _transient(error):
                     raise
@@ -178,6 +183,38 @@ class Storage:
             else:
                 self._silent_since = None
                 return result
+
+    def _within(self, call: Callable[[], T], what: str, url: str, deadline: float) -> T:
+        """``call()``, given up at ``deadline`` however its bytes still trickle in.
+
+        A remote call runs in a daemon thread of its own, which is left behind if it overruns
+        (the client's socket timeouts end it later); a local one runs here.
+
+        Raises:
+            StorageError: The deadline passed (``LITDATA_CHUNK_TIMEOUT``), naming the URL.
+        """
+        if self.in_place:
+            return call()
+        future: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(call())
+            except BaseException as error:  # handed to the waiting caller
+                future.set_exception(error)
+
+        threading.Thread(target=run, name="litdata-storage-call", daemon=True).start()
+        try:
+            return future.result(max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            if future.done():  # the call itself raised a TimeoutError
+                raise
+            raise StorageError(
+                f"{what} {url} through the {self.origin} storage backend took longer than "
+                f"LITDATA_CHUNK_TIMEOUT={self._overall:g} s, all attempts together: the server "
+                f"answers, but far too slowly. Raise LITDATA_CHUNK_TIMEOUT (seconds) if it is "
+                f"only slow."
+            ) from None
 
     def _failed(
         self, what: str, url: str, error: BaseException, tries: int, took: float

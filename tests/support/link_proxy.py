@@ -18,7 +18,9 @@ would crawl on S3 looks fine on it. ``LinkProxy`` sits between a client and moto
   response body; the socket is closed with ``SO_LINGER`` 0, so the client sees a reset;
 - two lies of broken servers and proxies: ``ignore_range`` answers a ranged ``GET`` with the
   whole object (``200``), ``short_ranges`` answers it with the first half of the range only
-  (a ``206`` whose ``Content-Length`` matches the short body).
+  (a ``206`` whose ``Content-Length`` matches the short body);
+- a drip: ``drip_s`` sends every response body one byte at a time, a byte each ``drip_s``
+  seconds (a server that keeps answering, too slowly ever to finish).
 
 Connections are kept alive (HTTP/1.1 keep-alive both ways: each client connection has its own
 connection to moto), and every request is logged (``LinkProxy.log``: method, path, ``Range``,
@@ -96,6 +98,7 @@ class LinkSettings:
         ignore_range: Answer a ranged ``GET`` with the whole object, as a server without
             range support does.
         short_ranges: Answer a ranged ``GET`` with the first half of the bytes asked for.
+        drip_s: Send response bodies one byte every this many seconds.
     """
 
     ttfb_s: float = 0.0
@@ -108,6 +111,7 @@ class LinkSettings:
     reset_methods: frozenset[str] | None = None
     ignore_range: bool = False
     short_ranges: bool = False
+    drip_s: float | None = None
 
     def burst(self) -> float:
         """Requests admitted at once by the request-rate bucket."""
@@ -459,6 +463,13 @@ class LinkProxy:
         sent = 0
         try:
             while sent < cut:
+                drip = self.settings.drip_s  # read again: a drip ends with the test's settings
+                if drip is not None:
+                    writer.write(body[sent : sent + 1])
+                    await writer.drain()
+                    sent += 1
+                    await asyncio.sleep(drip)
+                    continue
                 block = body[sent : min(cut, sent + BLOCK)]
                 await connection.down.take(len(block))
                 await self._total_down.take(len(block))
