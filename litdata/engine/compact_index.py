@@ -44,7 +44,7 @@ from litdata.core.compact import (
     index_digest,
     map_compact,
 )
-from litdata.core.dataset_file import open_regular
+from litdata.core.dataset_file import open_regular, read_regular
 from litdata.core.errors import DatasetFormatError, StorageError
 from litdata.core.guards import check_metadata_size, read_metadata
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
@@ -143,7 +143,7 @@ def _identity(*paths: str) -> str:
 def _remembered(home: Path, identity: str) -> bytes | None:
     """The digest the cache home recorded for files of ``identity``, if it did."""
     try:
-        recorded, _, digest = (home / DIGEST_RECORD).read_text().rpartition(" ")
+        recorded, _, digest = read_regular(home / DIGEST_RECORD).decode().rpartition(" ")
         return bytes.fromhex(digest) if recorded == identity else None
     except (OSError, ValueError):  # none yet, unreadable, or garbled: digest the file
         return None

@@ -19,6 +19,7 @@ from support.mds_fixtures import write_shards
 import litdata as ld
 from litdata.core.compact import COMPACT_FILENAME
 from litdata.core.errors import DatasetFormatError, ProcessingError
+from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -142,3 +143,19 @@ def test_verify_reports_a_fifo_without_hanging(tmp_path, record, name):
     assert "FIFO" in result.stdout
     assert path.name in result.stdout
     record("exit 1, the FIFO named, no traceback")
+
+
+@pytest.mark.fault("a FIFO planted in the cache as a chunk's verified record")
+def test_a_fifo_record_in_the_cache_is_not_waited_for(tmp_path, record):
+    folder = forge.dataset(tmp_path / "ds")
+    cache = tmp_path / "cache"
+    name = forge.read_index(folder)["chunks"][0]["filename"]
+    records = cache_home(str(folder), str(cache)) / VERIFIED
+    records.mkdir(parents=True)
+    os.mkfifo(records / f"{flat_name(name)}.ok")
+    items = forge.read_everything(folder, cache_dir=str(cache))
+    assert sorted(item["id"] for item in items) == sorted(list(range(forge.COUNT)) * 2)
+    record(
+        "the record ignored, the chunk hashed; every sample right",
+        wrong=sum(not forge.is_right(item) for item in items),
+    )

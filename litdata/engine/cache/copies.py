@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from litdata.core.chunks.checksum import checksum_of
-from litdata.core.dataset_file import open_regular
+from litdata.core.dataset_file import open_regular, read_regular
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.publish import publish_bytes
 
@@ -84,8 +84,8 @@ class CheckedCopies:
         if self._seen.get(str(copy)) == identity:
             return True
         try:
-            recorded = record_of(copy).read_bytes().decode()
-        except (OSError, UnicodeDecodeError):
+            recorded = read_regular(record_of(copy)).decode()
+        except (OSError, ValueError):  # none, unreadable, not a file (or not text)
             recorded = None
         if recorded is None or _digest(copy) == recorded:
             self._seen[str(copy)] = identity
