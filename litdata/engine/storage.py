@@ -86,7 +86,8 @@ class Storage:
         self.name = name
         self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
         self._timeout = config.storage_timeout()
-        #: The longest any one call may take, all its attempts together, however it moves.
+        #: The longest any one call may take, all its attempts together, however it moves
+        #: (plus the time its bytes take at 1 MiB/s: a large upload is not cut).
         self._overall = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         #: Since when the server has not answered (a timeout), across calls; ``None`` once a
         #: call succeeds.
@@ -153,7 +154,7 @@ class Storage:
         while True:
             began = time.monotonic()
             try:
-                result = self._within(call, what, url, started + self._overall)
+                result = self._within(call, what, url, started + self._overall + size / _SLOWEST)
             except BaseException as error:  # retrying is the point
                 if not _transient(error):
                     raise
@@ -211,9 +212,9 @@ class Storage:
                 raise
             raise StorageError(
                 f"{what} {url} through the {self.origin} storage backend took longer than "
-                f"LITDATA_CHUNK_TIMEOUT={self._overall:g} s, all attempts together: the server "
-                f"answers, but far too slowly. Raise LITDATA_CHUNK_TIMEOUT (seconds) if it is "
-                f"only slow."
+                f"LITDATA_CHUNK_TIMEOUT={self._overall:g} s (plus its bytes' time at 1 MiB/s), "
+                f"all attempts together: the server answers, but far too slowly. Raise "
+                f"LITDATA_CHUNK_TIMEOUT (seconds) if it is only slow."
             ) from None
 
     def _failed(
