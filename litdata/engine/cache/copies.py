@@ -4,10 +4,10 @@ A remote chunk, or a local compressed one, is read from a plain copy in the cach
 checked once as it was fetched. The cache is a folder like any other: a disk error, a tool
 that writes into it, another chunk's bytes copied over one, would be served as samples. So
 each copy gets, when it is published, a record of its digest (``xxh3`` of its plain bytes,
-about 30 GB/s: milliseconds for a chunk) in a hidden file beside it (``.<name>.sum``, which the
-cache's eviction skips and removes with the copy); each process hashes a copy again the first
-time it uses it, and again whenever the file it finds is another file (device, inode, size),
-before any of its samples is returned.
+about 30 GB/s: milliseconds for a chunk) in a hidden folder beside it (``.sums/<name>.sum``, which
+the cache's eviction skips; the record goes with the copy); each process hashes a copy again
+the first time it uses it, and again whenever the file it finds is another file (device,
+inode, size), before any of its samples is returned.
 
 A copy without a record (a read-only cache, a copy an older version made) is used as it is.
 """
@@ -24,15 +24,19 @@ from litdata.core.chunks.checksum import checksum_of
 from litdata.core.dataset_file import open_regular, read_regular
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.publish import publish_bytes
+from litdata.engine.cache.directory import make_folder
 
 __all__ = ["CheckedCopies", "record_of"]
 
 logger = logging.getLogger(__name__)
 
+#: The folder of the records, beside the copies (the cache's eviction lists files only).
+_RECORDS = ".sums"
+
 
 def record_of(copy: Path) -> Path:
-    """Where the digest of the cached copy ``copy`` is recorded."""
-    return copy.with_name(f".{copy.name}.sum")
+    """Where the digest of the cached copy ``copy`` is recorded (``.sums/<name>.sum``)."""
+    return copy.parent / _RECORDS / f"{copy.name}.sum"
 
 
 def _digest(path: Path) -> str:
@@ -55,6 +59,7 @@ class CheckedCopies:
         """Record the digest of ``copy``, just published (a read-only cache records nothing)."""
         with contextlib.suppress(OSError):
             status = os.stat(copy)
+            make_folder(record_of(copy).parent, mode)
             publish_bytes(record_of(copy), _digest(copy).encode(), mode=mode)
             self._seen[str(copy)] = (status.st_dev, status.st_ino, status.st_size)
 
