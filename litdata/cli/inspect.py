@@ -139,7 +139,11 @@ def run(args: argparse.Namespace) -> int:
     if dataset.index.config.encryption:
         print("samples: not shown, the dataset is encrypted (pass its key in Python).")
         return 0
-    reader = DatasetReader(args.path, dataset=dataset)
+    try:
+        reader = DatasetReader(args.path, dataset=dataset)
+    except (LitdataError, OSError) as error:
+        print(f"error: the dataset cannot be read: {error}", file=sys.stderr)
+        return 1
     try:
         for position in range(shown):
             sample = reader[position]

@@ -1,8 +1,9 @@
 """``litdata verify PATH_OR_URL``: check every chunk of a dataset (presence, size, checksum...).
 
-A format that can check a chunk's bytes (``ChunkChecker``: litdata's own chunks) is asked to;
-the chunks of any other format (Parquet, MDS, WebDataset...) are checked by decoding every item
-with the format's own decoder, as a reader would.
+The dataset is opened as a reader opens it. A format that can check a chunk's bytes
+(``ChunkChecker``: litdata's own chunks) is asked to; then every item of every chunk, whatever
+its format (Parquet, MDS, WebDataset...), is decoded with the format's own decoder, as a reader
+would (except an encrypted dataset's: verify has no key).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from litdata.engine.boundary.resolve import resolve
 from litdata.engine.cache.chunk_cache import ChunkCache
 from litdata.engine.items.serializer_set import SerializerSet
 from litdata.engine.opening import Dataset, open_dataset
+from litdata.engine.reader import DatasetReader
 
 __all__ = ["add_parser", "check_chunk", "run"]
 
@@ -41,8 +43,14 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def check_chunk(cache: ChunkCache, dataset: Dataset, entry: ChunkEntry, scratch: Path) -> str:
-    """Check one chunk as stored; return what is wrong with it, or ``""``."""
+def check_chunk(
+    cache: ChunkCache, dataset: Dataset, entry: ChunkEntry, scratch: Path, decoder: ItemDecoder
+) -> str:
+    """Check one chunk as stored, and decode its items as a reader would.
+
+    Returns:
+        What is wrong with it, or ``""``.
+    """
     index = dataset.index
     try:
         data, where = cache.stored(entry, scratch)
@@ -50,6 +58,8 @@ def check_chunk(cache: ChunkCache, dataset: Dataset, entry: ChunkEntry, scratch:
         return (
             f"missing: listed in index.json but not found at {cache.location.join(entry.filename)}"
         )
+    except LitdataError as error:  # not a regular file: a FIFO, a directory...
+        return str(error)
     config = index.config
     if not config.compression and len(data) != entry.chunk_bytes:
         recorded = entry.chunk_bytes
@@ -75,16 +85,15 @@ def check_chunk(cache: ChunkCache, dataset: Dataset, entry: ChunkEntry, scratch:
         )
         if isinstance(dataset.format, ChunkChecker):
             dataset.format.check_chunk(memoryview(plain), entry, index, where)
-            return ""
     except LitdataError as error:
         return str(error)
     if config.encryption:
         return ""  # its items cannot be decoded without the key
     local = cache.location.local_path
     if local is not None and plain is data:
-        return _decode_every_item(_decoder(dataset), os.path.join(local, entry.filename), entry)
+        return _decode_every_item(decoder, os.path.join(local, entry.filename), entry)
     scratch.write_bytes(plain)
-    problem = _decode_every_item(_decoder(dataset), str(scratch), entry)
+    problem = _decode_every_item(decoder, str(scratch), entry)
     return problem.replace(str(scratch), where)
 
 
@@ -129,9 +138,17 @@ def _damage(
 
 
 def run(args: argparse.Namespace) -> int:
-    """Verify every chunk; print the problems; exit with 1 if there are any."""
+    """Verify every chunk; print the problems; exit with 1 if there are any.
+
+    The dataset is opened as a reader opens it (its index, sample structure, serializers and
+    item counts checked); one that a reader refuses is reported, and no chunk is checked.
+    """
     try:
-        dataset = open_dataset(resolve(args.path, storage_options=storage_options(args)))
+        location = resolve(args.path, storage_options=storage_options(args))
+        dataset = open_dataset(location)
+        decoder = _decoder(dataset)
+        if dataset.index.chunks:
+            DatasetReader(location, dataset=dataset).close()  # the reader's own checks
     except (LitdataError, OSError, ValueError) as error:
         print(f"error: {in_cli_terms(str(error))}")
         return 1
@@ -141,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     problems = []
     with tempfile.TemporaryDirectory(prefix="litdata-verify-") as scratch:
         for entry in chunks:
-            problem = check_chunk(cache, dataset, entry, Path(scratch, "chunk"))
+            problem = check_chunk(cache, dataset, entry, Path(scratch, "chunk"), decoder)
             if problem:
                 problems.append(f"{entry.filename}: {problem}")
     for problem in problems:
@@ -159,4 +176,4 @@ def _what_was_checked(dataset: Dataset) -> str:
         return "with checksums"
     if not isinstance(dataset.format, ChunkChecker):
         return "no checksums recorded; every item decoded"
-    return "no checksums recorded (written by LitData); sizes and headers checked"
+    return "no checksums recorded (written by LitData); sizes, headers and items checked"

@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 import xxhash
 
+from litdata.core.dataset_file import decode_json, open_regular
 from litdata.core.errors import DatasetFormatError
 from litdata.core.index import (
     ChunkColumns,
@@ -214,7 +215,7 @@ class ChunkTable(ChunkColumns):
     def __init__(self, path: str, digest: bytes, source: str) -> None:
         self.path, self.digest, self.source = path, digest, source
         self._recent: dict[int, ChunkEntry] = {}
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
         self._parse(size)
@@ -346,8 +347,8 @@ class ChunkTable(ChunkColumns):
         extra = self._text(2, position)
         if extra:
             try:
-                raw = json.loads(extra)
-            except ValueError:
+                raw = decode_json(extra, where=self.path)
+            except DatasetFormatError:
                 raw = None  # type: ignore[assignment]  # refused below, naming the entry
             if not isinstance(raw, dict):
                 raise _bad(self.path, f"chunk {position}'s other keys are not a JSON object")
@@ -419,10 +420,7 @@ def map_compact(path: str, digest: bytes, source: str) -> DatasetIndex:
         OSError: It cannot be read.
     """
     table = ChunkTable(path, digest, source)
-    try:
-        head = json.loads(bytes(table.head))
-    except ValueError as error:
-        raise _bad(path, f"its head is not JSON ({error})") from None
+    head = decode_json(bytes(table.head), where=f"{path}'s head")
     if not isinstance(head, dict) or "chunks" in head:
         raise _bad(path, "its head is not an index without chunks")
     if head.get("config") is None and len(table):

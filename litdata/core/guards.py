@@ -17,6 +17,7 @@ import stat
 from typing import Any
 
 from litdata.core.config import max_metadata_bytes
+from litdata.core.dataset_file import open_regular
 from litdata.core.errors import DatasetFormatError
 
 __all__ = [
@@ -184,9 +185,10 @@ def read_metadata(path: str | os.PathLike[str], *, where: str) -> bytes:
 
     Raises:
         FileNotFoundError: There is no such file.
-        DatasetFormatError: The file is larger than ``LITDATA_MAX_METADATA_BYTES``.
+        DatasetFormatError: The file is larger than ``LITDATA_MAX_METADATA_BYTES``, or not a
+            regular file (a FIFO, a directory, a symbolic link to nothing).
     """
-    with open(path, "rb") as handle:
+    with open_regular(path, where=where) as handle:
         size = os.fstat(handle.fileno()).st_size
         check_metadata_size(size, where=where)
         data = handle.read(size + 1)  # no more: it may have grown meanwhile

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from litdata.core.dataset_file import decode_json
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.core.guards import (
     check_count,
@@ -383,14 +384,7 @@ def index_from_bytes(data: bytes, source: str) -> DatasetIndex:
     Raises:
         DatasetFormatError: They are not valid JSON or not a valid index.
     """
-    try:
-        decoded = json.loads(data)
-    except ValueError as error:
-        raise DatasetFormatError(
-            f"{source} is not valid JSON ({error}); it may be truncated. Re-create the dataset, "
-            f"or restore the file from a backup."
-        ) from error
-    return parse_index(decoded, source)
+    return parse_index(decode_json(data, where=source), source)
 
 
 def load_index(path: str | os.PathLike[str]) -> DatasetIndex:

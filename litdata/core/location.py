@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from litdata.core.dataset_file import open_regular, read_regular
 from litdata.core.guards import read_metadata
 from litdata.core.publish import publish_bytes
 
@@ -177,7 +178,7 @@ class Location:
                 self.storage.download(self.join(name), path)
             if metadata:
                 return read_metadata(path, where=self.join(name))
-            return Path(path).read_bytes()
+            return read_regular(path, where=self.join(name))
 
     def read_ends(self, name: str, size: int) -> tuple[bytes, bytes]:
         """The first and the last ``size`` bytes of the object ``name`` (each whole if shorter).
@@ -192,7 +193,7 @@ class Location:
         if local is None:
             data = self.read(name)
             return data[:size], data[-size:]
-        with open(os.path.join(local, name), "rb") as handle:
+        with open_regular(os.path.join(local, name), where=self.join(name)) as handle:
             head = handle.read(size)
             end = handle.seek(0, os.SEEK_END)
             handle.seek(max(0, end - size))

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import ClassVar
 
+from litdata.core.dataset_file import open_regular
 from litdata.core.errors import ChunkMissingError
 
 __all__ = ["MappedFile"]
@@ -44,7 +45,7 @@ class MappedFile:
 
     def _mapped(self) -> memoryview:
         try:
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 if os.fstat(handle.fileno()).st_size:
                     self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:

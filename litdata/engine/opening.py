@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core import config
-from litdata.core.errors import DatasetNotFoundError, StorageError
+from litdata.core.dataset_file import open_regular
+from litdata.core.errors import DatasetFormatError, DatasetNotFoundError, StorageError
 from litdata.core.formats import FormatAdapter
 from litdata.core.index import INDEX_FILENAME, ChunkColumns, DatasetIndex, index_from_bytes
 from litdata.core.location import Location, is_url
@@ -50,7 +51,7 @@ class Dataset:
     format: FormatAdapter
 
 
-def _missing(location: Location) -> DatasetNotFoundError:
+def _missing(location: Location) -> DatasetNotFoundError | DatasetFormatError:
     if location.pattern is not None:
         names = location.storage.list(location.url)
         if location.pattern in names:  # one file, not a glob: no format reads it
@@ -71,6 +72,11 @@ def _missing(location: Location) -> DatasetNotFoundError:
     if local is not None and not os.path.isdir(local):
         what = "is a file, not a dataset directory" if os.path.exists(local) else "does not exist"
         return DatasetNotFoundError(f"The provided dataset path `{location.url}` {what}.")
+    if local is not None and os.path.lexists(index := os.path.join(local, INDEX_FILENAME)):
+        try:  # there, but not a file: say what it is
+            open_regular(index, where=location.join(INDEX_FILENAME)).close()
+        except DatasetFormatError as error:
+            return error
     names = location.storage.list(location.url)
     media = raw_files_hint(location.url, local, names)
     if media:

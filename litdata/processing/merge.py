@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -11,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from litdata.core.chunks.names import chunk_filename
-from litdata.core.errors import DatasetExistsError, DatasetNotFoundError
+from litdata.core.errors import DatasetExistsError, DatasetFormatError, DatasetNotFoundError
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetIndex, index_from_bytes
 from litdata.core.location import Location
 from litdata.core.publish import publishing
@@ -69,6 +70,14 @@ def _read_index(location: Location) -> DatasetIndex:
 
 def _check_compatible(first: DatasetIndex, other: DatasetIndex, where: str) -> None:
     different = other.config.differences(first.config, _MUST_MATCH)
+    mine, theirs = first.config.encryption or {}, other.config.encryption or {}
+    if different == ["encryption"] and mine.get("key_id") != theirs.get("key_id"):
+        raise ValueError(
+            f"{where} cannot be merged with the first dataset: they are encrypted with "
+            f"different keys ({mine.get('algorithm')} key {mine.get('key_id')} and "
+            f"{theirs.get('key_id')}), and no one key would read the result. Re-encrypt one "
+            f"with the other's key first."
+        )
     if different:
         raise ValueError(
             f"{where} cannot be merged with the first dataset: they differ in "
@@ -124,8 +133,10 @@ def merge_datasets(
     and its ``index.json`` appears last.
 
     Raises:
-        ValueError: Fewer than two inputs, the output is an input, layouts differ, or some
+        ValueError: Fewer than two inputs, the output is an input, layouts differ (or the
+            encryption keys: datasets encrypted with different keys do not merge), or some
             inputs have keys and others not (keys sidecars are merged when all have one).
+        DatasetFormatError: Two inputs' samples have the same key (nothing is written).
         DatasetNotFoundError: An input has no ``index.json``.
         DatasetExistsError: The output already holds a dataset.
         OutputLockedError: Another writer is writing the output.
@@ -146,6 +157,7 @@ def merge_datasets(
             f"Some inputs have a keys sidecar and {', '.join(unkeyed)} do not: the merged "
             f"dataset could not find their samples by key. build_keys_index() them first."
         )
+    created = output.local_path is not None and not os.path.isdir(output.local_path)
     if output.local_path is not None:
         os.makedirs(output.local_path, exist_ok=True)
     lock = OutputLock(output, "merge_datasets")
@@ -153,19 +165,26 @@ def merge_datasets(
     if is_complete_dataset(output):
         lock.release(keep_marker=lock.found_stale)
         raise DatasetExistsError(f"{output.url} already holds a dataset; choose a new location.")
+    compression = indexes[0].config.compression
+    copies: list[tuple[Location, str, str]] = []
+    chunks: list[ChunkEntry] = []
+    for source, index in zip(sources, indexes, strict=True):
+        for chunk in index.chunks:
+            name = chunk_filename(0, len(chunks), compression)
+            copies.append((source, chunk.filename, name))
+            chunks.append(replace(chunk, filename=name))
+    try:  # the keys first: duplicates refuse the merge before anything is written
+        keys = _merge_keys(output, sources, indexes, chunks) if all(keyed) else None
+    except DatasetFormatError:
+        lock.release()
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(output.local_path or "")
+        raise
     succeeded = False
     try:
-        compression = indexes[0].config.compression
-        copies: list[tuple[Location, str, str]] = []
-        chunks: list[ChunkEntry] = []
-        for source, index in zip(sources, indexes, strict=True):
-            for chunk in index.chunks:
-                name = chunk_filename(0, len(chunks), compression)
-                copies.append((source, chunk.filename, name))
-                chunks.append(replace(chunk, filename=name))
         with ThreadPoolExecutor(max_workers or min(8, os.cpu_count() or 1)) as pool:
             list(pool.map(lambda copy: _copy(copy[0], copy[1], output, copy[2]), copies))
-        keys = _merge_keys(output, sources, indexes, chunks) if all(keyed) else None
         publish_index(
             output, indexes[0].config, chunks, (index.plugins for index in indexes), keys=keys
         )

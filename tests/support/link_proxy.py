@@ -15,7 +15,12 @@ would crawl on S3 looks fine on it. ``LinkProxy`` sits between a client and moto
   100-continue`` (its body is then never sent, so the connection is closed);
 - connection resets with probability ``reset_probability`` per request: half-way through the
   request body if there is one (the request never reaches moto), else half-way through the
-  response body; the socket is closed with ``SO_LINGER`` 0, so the client sees a reset.
+  response body; the socket is closed with ``SO_LINGER`` 0, so the client sees a reset;
+- two lies of broken servers and proxies: ``ignore_range`` answers a ranged ``GET`` with the
+  whole object (``200``), ``short_ranges`` answers it with the first half of the range only
+  (a ``206`` whose ``Content-Length`` matches the short body);
+- a drip: ``drip_s`` sends every response body one byte at a time, a byte each ``drip_s``
+  seconds (a server that keeps answering, too slowly ever to finish).
 
 Connections are kept alive (HTTP/1.1 keep-alive both ways: each client connection has its own
 connection to moto), and every request is logged (``LinkProxy.log``: method, path, ``Range``,
@@ -90,6 +95,10 @@ class LinkSettings:
             worth, at least 1).
         reset_probability: Chance that a request's connection is reset half-way.
         reset_methods: The methods whose requests may be reset (all when ``None``).
+        ignore_range: Answer a ranged ``GET`` with the whole object, as a server without
+            range support does.
+        short_ranges: Answer a ranged ``GET`` with the first half of the bytes asked for.
+        drip_s: Send response bodies one byte every this many seconds.
     """
 
     ttfb_s: float = 0.0
@@ -100,6 +109,9 @@ class LinkSettings:
     request_burst: float | None = None
     reset_probability: float = 0.0
     reset_methods: frozenset[str] | None = None
+    ignore_range: bool = False
+    short_ranges: bool = False
+    drip_s: float | None = None
 
     def burst(self) -> float:
         """Requests admitted at once by the request-rate bucket."""
@@ -401,7 +413,12 @@ class LinkProxy:
         entry = replace(entry, bytes_in=len(body))
         arrived = time.monotonic()
         if admitted:
+            if settings.ignore_range and head.get("range") is not None:
+                kept = [(k, v) for k, v in head.headers if k.lower() != "range"]
+                head = Message(head.start, kept)
             response = await self._response(head, body, connection)
+            if settings.short_ranges and response.status == 206:
+                response.body = response.body[: len(response.body) // 2]
         else:
             xml = _SLOWDOWN.format(id=uuid.uuid4().hex[:16].upper()).encode()
             response = Response(503, "Slow Down", [("Content-Type", "application/xml")], xml)
@@ -446,6 +463,13 @@ class LinkProxy:
         sent = 0
         try:
             while sent < cut:
+                drip = self.settings.drip_s  # read again: a drip ends with the test's settings
+                if drip is not None:
+                    writer.write(body[sent : sent + 1])
+                    await writer.drain()
+                    sent += 1
+                    await asyncio.sleep(drip)
+                    continue
                 block = body[sent : min(cut, sent + BLOCK)]
                 await connection.down.take(len(block))
                 await self._total_down.take(len(block))

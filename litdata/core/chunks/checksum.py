@@ -17,6 +17,7 @@ from typing import Protocol
 
 import xxhash
 
+from litdata.core.dataset_file import open_regular
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.index import ChunkEntry
 
@@ -108,7 +109,7 @@ def verify_file(path: str | os.PathLike[str], entry: ChunkEntry, where: str) -> 
     digest = _known(algorithm, where)()
     block = bytearray(FILE_BLOCK)
     view = memoryview(block)
-    with open(path, "rb", buffering=0) as handle:
+    with open_regular(path) as handle:
         while count := handle.readinto(block):
             digest.update(view[:count])
     _compare(f"{algorithm}:{digest.hexdigest()}", entry, where)

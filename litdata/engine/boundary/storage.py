@@ -31,8 +31,11 @@ import os
 import random
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
 from litdata.core import config
@@ -41,13 +44,18 @@ from litdata.core.protocols import InPlaceStorage, RangedStorage, StorageBackend
 from litdata.core.registry import kinds
 from litdata.engine.throttle import throttled
 
-__all__ = ["Storage"]
+__all__ = ["ServerAnswerError", "Storage"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+
 #: Errors that are the object's or the caller's fault: retrying cannot help.
+class ServerAnswerError(ConnectionError):
+    """The server's answer is not what was asked (a range not honoured): retried, then named."""
+
+
 _PERMANENT = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
 #: A full local disk (while downloading) is not transient either.
 _FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -58,9 +66,9 @@ _SLOWEST = float(1 << 20)
 
 
 def _transient(error: BaseException) -> bool:
-    if isinstance(error, (*_PERMANENT, PluginValidationError, ValueError, TypeError)) or (
-        isinstance(error, OSError) and error.errno in _FULL
-    ):
+    if isinstance(
+        error, (*_PERMANENT, StorageError, PluginValidationError, ValueError, TypeError)
+    ) or (isinstance(error, OSError) and error.errno in _FULL):
         return False
     return isinstance(error, OSError | TimeoutError | ConnectionError) or "Throttl" in repr(error)
 
@@ -78,6 +86,9 @@ class Storage:
         self.name = name
         self._attempts = config.integer("LITDATA_STORAGE_ATTEMPTS", 5, minimum=1)
         self._timeout = config.storage_timeout()
+        #: The longest any one call may take, all its attempts together, however it moves
+        #: (plus the time its bytes take at 1 MiB/s: a large upload is not cut).
+        self._overall = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
         #: Since when the server has not answered (a timeout), across calls; ``None`` once a
         #: call succeeds.
         self._silent_since: float | None = None
@@ -143,7 +154,7 @@ class Storage:
         while True:
             began = time.monotonic()
             try:
-                result = call()
+                result = self._within(call, what, url, started + self._overall + size / _SLOWEST)
             except BaseException as error:  # retrying is the point
                 if not _transient(error):
                     raise
@@ -173,6 +184,38 @@ class Storage:
             else:
                 self._silent_since = None
                 return result
+
+    def _within(self, call: Callable[[], T], what: str, url: str, deadline: float) -> T:
+        """``call()``, given up at ``deadline`` however its bytes still trickle in.
+
+        A remote call runs in a daemon thread of its own, which is left behind if it overruns
+        (the client's socket timeouts end it later); a local one runs here.
+
+        Raises:
+            StorageError: The deadline passed (``LITDATA_CHUNK_TIMEOUT``), naming the URL.
+        """
+        if self.in_place:
+            return call()
+        future: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(call())
+            except BaseException as error:  # handed to the waiting caller
+                future.set_exception(error)
+
+        threading.Thread(target=run, name="litdata-storage-call", daemon=True).start()
+        try:
+            return future.result(max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            if future.done():  # the call itself raised a TimeoutError
+                raise
+            raise StorageError(
+                f"{what} {url} through the {self.origin} storage backend took longer than "
+                f"LITDATA_CHUNK_TIMEOUT={self._overall:g} s (plus its bytes' time at 1 MiB/s), "
+                f"all attempts together: the server answers, but far too slowly. Raise "
+                f"LITDATA_CHUNK_TIMEOUT (seconds) if it is only slow."
+            ) from None
 
     def _failed(
         self, what: str, url: str, error: BaseException, tries: int, took: float
@@ -308,19 +351,20 @@ class Storage:
         if not isinstance(self.backend, RangedStorage):
             raise TypeError(f"The storage backend {self.origin} does not read byte ranges.")
         backend = self.backend
-        data = self._call(
-            "Reading",
-            url,
-            lambda: backend.read_range(url, start, end),
-            max(0, end - start),
-            on_retry,
-        )
-        if not isinstance(data, bytes | bytearray) or len(data) != end - start:
-            size = len(data) if isinstance(data, bytes | bytearray) else type(data).__name__
-            raise self._invalid(
-                "read_range", f"returned {size} bytes for [{start}, {end}) of {url}"
-            )
-        return bytes(data)
+
+        def attempt() -> bytes | bytearray:
+            data = backend.read_range(url, start, end)
+            if not isinstance(data, bytes | bytearray):
+                raise self._invalid("read_range", f"returned {type(data).__name__} for {url}")
+            if len(data) != end - start:  # what the server sent: retried, then its fault
+                raise ServerAnswerError(
+                    f"the server answered {len(data):,} bytes for bytes [{start:,}, {end:,}) of "
+                    f"{url}: it ignored the Range header or cut the body short (a server or "
+                    f"proxy without range support, or a broken connection)"
+                )
+            return data
+
+        return bytes(self._call("Reading", url, attempt, max(0, end - start), on_retry))
 
     def local_path(self, url: str) -> str:
         """The local file behind ``url`` (the backend must be in place)."""

@@ -25,6 +25,7 @@ from litdata.core.chunks.blocks import BlockTable
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.names import decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
+from litdata.core.dataset_file import open_regular, read_regular
 from litdata.core.errors import ChunkCorruptError, ChunkMissingError, ChunkWaitTimeoutError
 from litdata.core.guards import inside
 from litdata.core.index import ChunkEntry, DatasetIndex
@@ -33,6 +34,7 @@ from litdata.core.protocols import Compressor
 from litdata.core.publish import publishing
 from litdata.core.registry import hooks
 from litdata.engine.boundary.options import resolve_plugin
+from litdata.engine.cache.copies import CheckedCopies
 from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
 from litdata.engine.cache.locks import ChunkLock
 from litdata.engine.cache.parts import PartedDownload, arriving
@@ -103,6 +105,8 @@ class ChunkCache:
         #: In-place chunks checked by this process, with the identity of the file checked.
         self._checked: dict[int, bytes] = {}
         self._holds: dict[int, ChunkLock] = {}
+        #: Cached copies this process checked (hashed on first use).
+        self._copies = CheckedCopies()
         self._verified: VerifiedChunks | None = None
         if self._local is not None and config.verify_setting() != "always":
             home = cache_home(self.location.url, cache_dir)
@@ -110,7 +114,9 @@ class ChunkCache:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_compressor=None, _checked={}, _holds={}, _directory=None)
+        state.update(
+            _compressor=None, _checked={}, _holds={}, _directory=None, _copies=CheckedCopies()
+        )
         return state
 
     @property
@@ -170,7 +176,7 @@ class ChunkCache:
             # Waits while another process fetches it, as long as a fetch of our own may take.
             if not lock.acquire("shared", timeout=fetch_seconds):
                 raise self._stuck(entry, target, fetch_seconds, "LITDATA_CHUNK_TIMEOUT")
-            if target.exists():
+            if target.exists() and self._copies.usable(target, self.location.join(entry.filename)):
                 break
             lock.release()
             # Never wait for the exclusive lock: the process that got it first may publish
@@ -251,7 +257,7 @@ class ChunkCache:
         again, never read as what it was.
         """
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 status = os.fstat(handle.fileno())
                 identity = file_identity(status)
                 if self._checked.get(chunk_index) == identity:
@@ -294,7 +300,7 @@ class ChunkCache:
         if self._local is not None:
             source = self._member(entry)
             try:
-                return Path(source).read_bytes(), source
+                return read_regular(source), source
             except FileNotFoundError:
                 raise _missing(source) from None
         url, _ = self._download(entry, scratch)
@@ -433,6 +439,7 @@ class ChunkCache:
                         raise
                     where = self.location.join(entry.filename)
                     logger.warning("chunk %s failed its check; downloading it again", where)
+        self._copies.record(target, self.mode)
         hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)
         if inflating:
             hooks.chunk_decompressed(str(target), entry.chunk_bytes, inflating)
@@ -469,6 +476,7 @@ class ChunkCache:
             try:
                 path = self.directory / name
                 path.unlink(missing_ok=True)
+                CheckedCopies.forget(path)
             finally:
                 lock.release()
             total -= size

@@ -24,6 +24,7 @@ import shutil
 from pathlib import Path
 
 from litdata.core import config
+from litdata.core.dataset_file import decode_json, read_regular
 from litdata.core.guards import check_version, inside
 from litdata.core.index import DatasetIndex, parse_index
 from litdata.core.publish import publish_bytes, stale_temporaries
@@ -139,7 +140,7 @@ def remember(home: Path, format_name: str, index: DatasetIndex, mode: int | None
 def recall(home: Path) -> tuple[str, DatasetIndex] | None:
     """The format and index :func:`remember` kept, if any (and readable)."""
     try:
-        record = json.loads((home / _RECORD).read_bytes())
+        record = decode_json(read_regular(home / _RECORD), where=str(home / _RECORD))
         return str(record["format"]), parse_index(record["index"], str(home / _RECORD))
     except (OSError, ValueError, KeyError, TypeError):
         return None

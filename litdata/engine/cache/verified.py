@@ -29,6 +29,7 @@ import os
 import time
 from pathlib import Path
 
+from litdata.core.dataset_file import read_regular
 from litdata.core.index import ChunkEntry
 from litdata.core.publish import publish_bytes
 from litdata.engine.cache.directory import flat_name, make_folder
@@ -75,8 +76,8 @@ class VerifiedChunks:
         if entry.checksum is None:
             return False
         try:
-            return self._record(entry).read_bytes() == _identity(status, entry.checksum)
-        except OSError:
+            return read_regular(self._record(entry)) == _identity(status, entry.checksum)
+        except (OSError, ValueError):  # none, unreadable, or not a file: hash the chunk
             return False
 
     def add(self, status: os.stat_result, entry: ChunkEntry) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from litdata.core.dataset_file import decode_json
 from litdata.core.errors import DatasetFormatError, SampleError
 
 __all__ = [
@@ -406,12 +407,12 @@ def _from_schema(schema: Any) -> TreeSpec:
     raw: Any = schema.get("context")
     context: Any
     if kind in (_DICT, _ODICT):
-        context = tuple(json.loads(raw))
+        context = tuple(decode_json(raw, where="a dict node's keys in data_spec"))
     elif kind == _DDICT:
         factory = _resolve_factory(raw["default_factory_module"], raw["default_factory_name"])
         context = (factory, tuple(raw["dict_context"]))
     elif kind == _DEQUE:
-        context = json.loads(raw)
+        context = decode_json(raw, where="a deque node's context in data_spec")
     elif kind == _NAMEDTUPLE:
         context = _resolve_namedtuple(raw)
     elif kind in (_TUPLE, _LIST):
@@ -430,13 +431,20 @@ def spec_from_json(data_spec: str | None) -> TreeSpec:
     if data_spec is None:
         return LEAF
     try:
-        protocol, schema = json.loads(data_spec)
+        protocol, schema = decode_json(data_spec, where=f"data_spec {data_spec[:200]!r}")
     except (ValueError, TypeError) as error:
-        raise DatasetFormatError(f"data_spec is not valid JSON: {data_spec[:200]!r}") from error
+        if isinstance(error, DatasetFormatError):
+            raise
+        raise DatasetFormatError(f"data_spec is not a pair: {data_spec[:200]!r}") from error
     if protocol != 1:
         raise DatasetFormatError(f"data_spec uses treespec protocol {protocol}; only 1 is known.")
     try:
         return _from_schema(schema)
+    except RecursionError:
+        raise DatasetFormatError(
+            f"data_spec nests its structure deeper than Python can rebuild: "
+            f"{data_spec[:200]!r}. The index is damaged or crafted; re-create the dataset."
+        ) from None
     except (KeyError, TypeError, ValueError) as error:
         if isinstance(error, DatasetFormatError):
             raise

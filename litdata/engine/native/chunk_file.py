@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable
-from pathlib import Path
 from typing import ClassVar
 
 from litdata.core.chunks.layout import validate_header
+from litdata.core.dataset_file import read_regular
 from litdata.core.index import ChunkEntry
 from litdata.engine.mapped_file import MappedFile
 
@@ -52,7 +52,7 @@ class ChunkFile(MappedFile):
         if decrypt is None:
             return cls(path, entry)
         try:
-            stored = Path(path).read_bytes()
+            stored = read_regular(path)
         except FileNotFoundError:
             raise cls.missing(path) from None
         return cls(path, entry, decrypt(stored))

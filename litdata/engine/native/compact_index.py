@@ -44,8 +44,9 @@ from litdata.core.compact import (
     index_digest,
     map_compact,
 )
+from litdata.core.dataset_file import open_regular, read_regular
 from litdata.core.errors import DatasetFormatError, StorageError
-from litdata.core.guards import check_metadata_size
+from litdata.core.guards import check_metadata_size, read_metadata
 from litdata.core.index import INDEX_FILENAME, DatasetIndex, index_from_bytes
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
@@ -100,14 +101,14 @@ def _fetched(location: Location, home: Path, mode: int, offline: bool) -> bytes:
     """The remote ``index.json``: the node's fresh copy, else fetched (and kept)."""
     copy = home / INDEX_FILENAME
     if offline or fresh_copy(home):
-        return copy.read_bytes()
+        return read_metadata(copy, where=f"{location} (kept at {copy})")
     try:
         data = location.read(INDEX_FILENAME)
     except StorageError as error:
         if not copy.exists():
             raise
         logger.warning("%s is unreachable (%s); using the index kept in the cache", location, error)
-        return copy.read_bytes()
+        return read_metadata(copy, where=f"{location} (kept at {copy})")
     publish_bytes(copy, data, mode=mode)
     return data
 
@@ -118,7 +119,7 @@ def _file_digest(path: str) -> bytes:
     Raises:
         DatasetFormatError: The file is larger than an index may be.
     """
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         check_metadata_size(size, where=path)
         if size == 0:
@@ -142,7 +143,7 @@ def _identity(*paths: str) -> str:
 def _remembered(home: Path, identity: str) -> bytes | None:
     """The digest the cache home recorded for files of ``identity``, if it did."""
     try:
-        recorded, _, digest = (home / DIGEST_RECORD).read_text().rpartition(" ")
+        recorded, _, digest = read_regular(home / DIGEST_RECORD).decode().rpartition(" ")
         return bytes.fromhex(digest) if recorded == identity else None
     except (OSError, ValueError):  # none yet, unreadable, or garbled: digest the file
         return None
@@ -229,7 +230,7 @@ def compact_index(
         if found is not None:
             return found
         if data is None:
-            data = Path(local or "", INDEX_FILENAME).read_bytes()
+            data = read_metadata(os.path.join(local or "", INDEX_FILENAME), where=source)
             digest = index_digest(data)
         index = index_from_bytes(data, source)
         try:

@@ -1,8 +1,10 @@
 """Matching a reader's key to what a dataset's index says, and decrypting with it.
 
 ``index.json`` records ``{"algorithm": <encryptor name>, "level": "sample" | "chunk", ...}``
-(never a secret). ``level="sample"`` encrypts each item's bytes; ``level="chunk"`` the whole
-chunk, which then lives decrypted only in memory.
+(never a secret; an encryptor may add a ``key_id``, a one-way digest of its key, so that a
+wrong key is named at once and datasets of different keys are not merged).
+``level="sample"`` encrypts each item's bytes; ``level="chunk"`` the whole chunk, which then
+lives decrypted only in memory.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ def reader_encryptor(
         raise DatasetFormatError(
             f"Encryption level mismatch: {where} is encrypted per {level}, but the key given "
             f"has level={given.level!r}."
+        )
+    key_id = given.to_config().get("key_id")
+    if recorded.get("key_id") is not None and key_id is not None and key_id != recorded["key_id"]:
+        raise DecryptionError(
+            f"The {algorithm!r} key given ({key_id}) does not decrypt {where}, written with key "
+            f"{recorded['key_id']}: a wrong key or password. Pass the key it was written with."
         )
     return given
 

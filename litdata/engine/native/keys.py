@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from litdata.core import config
+from litdata.core.dataset_file import open_regular
 from litdata.core.errors import DatasetFormatError
 from litdata.core.formats import ItemLoader
 from litdata.core.imports import require
@@ -296,9 +297,17 @@ class _Shard:
 
     def __init__(self, path: str) -> None:
         parquet = require("pyarrow.parquet", extra=_EXTRA, purpose="the keys sidecar")
-        self.file = parquet.ParquetFile(path)
-        metadata = self.file.metadata
-        column = metadata.schema.names.index("key")
+        self.path = path
+        open_regular(path, where="The keys sidecar").close()  # never a FIFO's endless open
+        try:
+            self.file = parquet.ParquetFile(path)
+            metadata = self.file.metadata
+            column = metadata.schema.names.index("key")
+            metadata.schema.names.index("index")
+        except (ValueError, OSError) as error:  # pyarrow's ArrowInvalid is a ValueError
+            if isinstance(error, (DatasetFormatError, FileNotFoundError)):
+                raise
+            raise self._bad(f"it is not a keys shard ({type(error).__name__}: {error})") from None
         self.ints = metadata.schema.column(column).physical_type == "INT64"
         self._groups: OrderedDict[int, tuple[_SortedKeys, np.ndarray[Any, Any]]] = OrderedDict()
         self.mins: list[Any] = []
@@ -316,18 +325,32 @@ class _Shard:
             self.mins.append(low)
             self.maxs.append(high)
 
+    def _bad(self, problem: str) -> DatasetFormatError:
+        return DatasetFormatError(
+            f"The keys sidecar {self.path} is damaged: {problem}. Rebuild it with "
+            f"build_keys_index(), or re-create the dataset."
+        )
+
     def find(self, key: int | str) -> int | None:
         position = bisect.bisect_right(self.mins, key) - 1
         if position < 0 or key > self.maxs[position]:
             return None
         keys, indexes = self._group(self.groups[position])
         found = keys.position(key)
-        return None if found is None else int(indexes[found])
+        if found is None:
+            return None
+        index = int(indexes[found])
+        if index < 0:
+            raise self._bad(f"it gives key {key!r} the sample index {index}")
+        return index
 
     def _group(self, group: int) -> tuple[_SortedKeys, np.ndarray[Any, Any]]:
         found = self._groups.get(group)
         if found is None:
-            table = self.file.read_row_group(group, columns=["key", "index"])
+            try:
+                table = self.file.read_row_group(group, columns=["key", "index"])
+            except (ValueError, OSError) as error:
+                raise self._bad(f"row group {group} cannot be read ({error})") from None
             found = (_SortedKeys(table.column("key")), table.column("index").to_numpy())
             self._groups[group] = found
             if len(self._groups) > _GROUPS_KEPT:

@@ -10,6 +10,7 @@ by litdata are interchangeable.
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 from typing import Any, ClassVar
 
@@ -89,8 +90,13 @@ class FernetEncryption:
         return plain
 
     def to_config(self) -> dict[str, Any]:
-        """What ``index.json`` records: the algorithm and level (never the key or salt)."""
-        return {"algorithm": self.name, "level": self.level}
+        """What ``index.json`` records: the algorithm, level and key id (never the key or salt).
+
+        The key id is a one-way digest of the key: datasets written with different keys (a
+        different password or salt) are told apart, by ``merge_datasets`` for one.
+        """
+        key_id = hashlib.sha256(b"litdata key id\0" + self._key).hexdigest()[:16]
+        return {"algorithm": self.name, "level": self.level, "key_id": key_id}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the key file (algorithm, level, salt; not the password), as LitData does."""

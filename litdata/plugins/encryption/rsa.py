@@ -13,6 +13,7 @@ password. The password itself is never stored.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any, ClassVar
 
@@ -120,8 +121,17 @@ class RSAEncryption:
         return opened
 
     def to_config(self) -> dict[str, Any]:
-        """What ``index.json`` records: the algorithm and level (never a key)."""
-        return {"algorithm": self.name, "level": self.level}
+        """What ``index.json`` records: the algorithm, level and key id (never a key).
+
+        The key id is a digest of the public key: datasets written with different key pairs
+        are told apart, by ``merge_datasets`` for one.
+        """
+        serialization = _crypto("serialization")
+        public = self._private.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        key_id = hashlib.sha256(public).hexdigest()[:16]
+        return {"algorithm": self.name, "level": self.level, "key_id": key_id}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the key pair; the private key is encrypted with the password."""

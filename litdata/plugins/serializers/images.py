@@ -34,6 +34,7 @@ __all__ = [
     "PILSerializer",
     "PNGSerializer",
     "decode_image_tensor",
+    "raw_pil",
     "source_bytes",
     "widen_image_format",
     "wrapped_image",
@@ -131,6 +132,37 @@ def wrapped_image(wrapper: Image | Jpeg | Pil) -> tuple[PILImage, str | None]:
     return converted, image.format
 
 
+def raw_pil(data: bytes | memoryview) -> PILImage:
+    """The PIL image of ``[u32 w][u32 h][u32 len(mode)] mode pixels`` (LitData's ``pil``).
+
+    The pixels' size is checked against the header before Pillow allocates the image: a
+    header may claim 65,535 x 65,535 RGBA (17 GB) in 20 bytes.
+
+    Raises:
+        ValueError: The header is short, the mode unknown, or the pixels are not the
+            ``width x height`` of that mode the header states.
+    """
+    image_module = _pil()
+    if len(data) < _PIL_HEADER.size:
+        raise ValueError(f"a raw PIL value of {len(data)} bytes has no 12-byte header")
+    width, height, mode_size = _PIL_HEADER.unpack_from(data)
+    start = _PIL_HEADER.size
+    try:
+        mode = bytes(data[start : start + mode_size]).decode("ascii")
+        probe = image_module.new(mode, (8, 1))  # the bytes of 8 pixels of that mode
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"a raw PIL value names an unknown mode ({error})") from None
+    row = -(-width * len(probe.tobytes()) // 8)
+    pixels = len(data) - start - mode_size
+    if pixels != row * height:
+        raise ValueError(
+            f"a raw PIL value says {width} x {height} {mode} ({row * height:,} bytes) but holds "
+            f"{pixels:,} bytes of pixels; nothing was allocated for it"
+        )
+    raw = bytes(data[start + mode_size :])
+    return image_module.frombytes(mode, (width, height), raw)  # type: ignore[no-any-return]
+
+
 def _file_bytes(image: PILImage) -> bytes | None:
     filename = getattr(image, "filename", None)
     if filename:
@@ -167,11 +199,7 @@ class PILSerializer:
 
     def deserialize(self, data: bytes | memoryview) -> PILImage:
         """The PIL image."""
-        width, height, mode_size = _PIL_HEADER.unpack_from(data)
-        start = _PIL_HEADER.size
-        mode = bytes(data[start : start + mode_size]).decode("ascii")
-        raw = bytes(data[start + mode_size :])
-        return _pil().frombytes(mode, (width, height), raw)  # type: ignore[no-any-return]
+        return raw_pil(data)
 
     def setup(self, data_format: str) -> None:
         """Nothing to prepare."""

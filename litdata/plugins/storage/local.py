@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
+from litdata.core.dataset_file import open_regular
 from litdata.core.publish import publishing
 
 __all__ = ["LocalStorage", "local_path_of"]
@@ -77,6 +78,6 @@ class LocalStorage:
         Raises:
             FileNotFoundError: There is no file at ``url``.
         """
-        with open(local_path_of(url), "rb") as handle:
+        with open_regular(local_path_of(url), where=url) as handle:
             handle.seek(start)
             return handle.read(end - start)

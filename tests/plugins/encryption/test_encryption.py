@@ -76,7 +76,8 @@ def test_an_index_naming_an_uninstalled_algorithm_says_so(tmp_path):
 
     ld.write_dataset(range(4), tmp_path / "ds", chunk_size=2, encryption=FernetEncryption("pw"))
     index = json.loads((tmp_path / "ds" / "index.json").read_text())
-    assert index["config"]["encryption"] == {"algorithm": "fernet", "level": "sample"}
+    recorded = index["config"]["encryption"]
+    assert recorded == {"algorithm": "fernet", "level": "sample", "key_id": recorded["key_id"]}
     with pytest.raises(ValueError, match="is encrypted .fernet, level=sample.: pass encryption="):
         ld.DatasetReader(tmp_path / "ds")
     with pytest.raises(ValueError, match="Encryption level mismatch"):

@@ -9,14 +9,15 @@ through litdata's ``pickle`` serializer, so they only import code with ``allow_p
 
 from __future__ import annotations
 
-import json
 import struct
 from collections.abc import Callable
 from decimal import Decimal
 from io import BytesIO
 from typing import Any
 
+from litdata.core.dataset_file import decode_json
 from litdata.core.errors import DatasetFormatError
+from litdata.plugins.serializers.images import raw_pil
 
 __all__ = ["ColumnDecoder", "column_decoder", "column_size", "known_encodings"]
 
@@ -159,14 +160,6 @@ def _image(data: memoryview) -> Any:
     return Image.open(BytesIO(bytes(data)))
 
 
-def _raw_pil(data: memoryview) -> Any:
-    from PIL import Image
-
-    width, height, mode_size = struct.unpack_from("<3I", data)
-    mode = bytes(data[12 : 12 + mode_size]).decode("utf-8")
-    return Image.frombytes(mode, (width, height), bytes(data[12 + mode_size :]))
-
-
 def _sized_parts(data: memoryview, count: int, start: int) -> list[memoryview]:
     """``count`` consecutive values whose ``u32`` sizes start at byte ``start``."""
     sizes = struct.unpack_from(f"<{count}I", data, start)
@@ -210,13 +203,13 @@ _SIMPLE: dict[str, ColumnDecoder] = {
     "str_int": lambda data: int(str(data, "utf-8")),
     "str_float": lambda data: float(str(data, "utf-8")),
     "str_decimal": lambda data: Decimal(str(data, "utf-8")),
-    "json": lambda data: json.loads(str(data, "utf-8")),
-    "pil": _raw_pil,
+    "json": lambda data: decode_json(data, where="an MDS json value"),
+    "pil": raw_pil,
     "jpeg": _image,
     "png": _image,
     "jpeg_array": _jpeg_array,
     "jpegarray": _jpeg_array,
-    "list[pil]": _image_list(_raw_pil),
+    "list[pil]": _image_list(raw_pil),
     "list[jpeg]": _image_list(_image),
     "list[png]": _image_list(_image),
 }

@@ -9,13 +9,13 @@ sharding over ranks and workers, resume, subsampling and mixing work as for nati
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from litdata.core.chunks.checksum import hasher
+from litdata.core.dataset_file import decode_json
 from litdata.core.errors import DatasetFormatError, DatasetNotFoundError
 from litdata.core.formats import ItemDecoder, ReadOptions
 from litdata.core.guards import check_count, check_member
@@ -53,7 +53,7 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
         head, _ = location.read_ends(INDEX_FILENAME, _SNIFF)
         if _NATIVE_START.match(head):  # LitData's sorted keys: no need to read it all
             return None
-        raw = json.loads(location.read(INDEX_FILENAME))
+        raw = decode_json(location.read(INDEX_FILENAME), where=location.join(INDEX_FILENAME))
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None  # not there, or not JSON: the native format reports it
     return FORMAT_NAME if _is_mds(raw) else None
@@ -168,10 +168,7 @@ class MDSFormat:
             raise DatasetNotFoundError(
                 f"No MDS dataset at {location.url}: {INDEX_FILENAME} does not exist."
             ) from None
-        try:
-            raw = json.loads(data)
-        except ValueError as error:
-            raise _bad(where, f"it is not JSON ({error})") from None
+        raw = decode_json(data, where=where)
         if not _is_mds(raw):
             raise _bad(where, "it has no 'shards' list")
         shards = raw["shards"]

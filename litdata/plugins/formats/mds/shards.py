@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core.chunks.layout import read_offsets_in_range, validate_header
+from litdata.core.dataset_file import read_regular
 from litdata.core.decompression import STEP, fill, gather, too_large
 from litdata.core.errors import (
     ChunkCorruptError,
@@ -201,7 +202,7 @@ class MDSDecoder:
         if not compression:
             return ShardFile(path, entry)
         try:
-            stored = Path(path).read_bytes()
+            stored = read_regular(path)
         except FileNotFoundError:
             raise ChunkMissingError(f"Shard {path} listed in index.json is missing.") from None
         expected = entry.extra.get("raw_bytes")

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from litdata.core import config
+from litdata.core.dataset_file import read_regular
+from litdata.core.errors import DatasetFormatError, StorageError
 from litdata.core.guards import is_member
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
@@ -183,24 +185,37 @@ class FileFetcher:
         return data
 
     def _read(self, file: FileMetadata) -> bytes:
-        if self._local:
-            try:
-                with open(file.path, "rb") as handle:
-                    return handle.read()
-            except FileNotFoundError:
-                raise FileNotFoundError(
-                    f"{file.path} is listed in the raw index but is gone. Pass "
-                    f"recompute_index=True to list the folder again."
-                ) from None
-        if not file.size:
-            return b""
+        """The file's bytes, refused when it is not the size the listing recorded.
+
+        Raises:
+            FileNotFoundError: It is gone.
+            DatasetFormatError: It grew or shrank since the listing.
+            StorageError: A remote read kept failing (an object that shrank: cut short).
+        """
         try:
-            if self._ranged:
-                return self._read_range(file, 0, file.size)
-            folder, _, name = file.path.rpartition("/")
-            return relocate(self.location, folder).read_file(name)  # a scratch file of its own
+            if self._local:
+                data = read_regular(file.path)
+            elif not file.size:
+                data = b""
+            elif self._ranged:
+                data = self._read_range(file, 0, file.size)
+            else:
+                folder, _, name = file.path.rpartition("/")
+                data = relocate(self.location, folder).read_file(name)  # a scratch file
         except FileNotFoundError:
             raise FileNotFoundError(
                 f"{file.path} is listed in the raw index but is gone. Pass "
                 f"recompute_index=True to list the files again."
             ) from None
+        except StorageError as error:
+            raise StorageError(
+                f"{error} If {file.path} changed since the raw index listed it ({file.size:,} "
+                f"bytes), pass recompute_index=True to list the files again."
+            ) from error
+        if len(data) != file.size:
+            raise DatasetFormatError(
+                f"{file.path} has {len(data):,} bytes, but the raw index listed it with "
+                f"{file.size:,}: it changed since the files were listed. Pass "
+                f"recompute_index=True to list them again."
+            )
+        return data

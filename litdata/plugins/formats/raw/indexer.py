@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from litdata.core import config
 from litdata.core.chunks.framing import framed_limit
+from litdata.core.dataset_file import decode_json
 from litdata.core.guards import is_member
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
@@ -133,12 +134,16 @@ class FileIndexer:
             raise FileNotFoundError(f"{root} is not a folder: there are no raw files to read.")
         files: list[FileMetadata] = []
         folders = [(root, 1)]
+        status = os.stat(root)
+        visited = {(status.st_dev, status.st_ino)}  # a link back up (``loop -> .``) is not new
         while folders:
             folder, depth = folders.pop()
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.is_dir():
-                        if depth < self.max_depth:
+                        found = entry.stat()
+                        if depth < self.max_depth and (found.st_dev, found.st_ino) not in visited:
+                            visited.add((found.st_dev, found.st_ino))
                             folders.append((entry.path, depth + 1))
                     elif entry.is_file() and self._wanted(entry.name):
                         files.append(FileMetadata(entry.path, entry.stat().st_size))
@@ -161,7 +166,7 @@ def _decode(data: bytes, where: str) -> list[FileMetadata] | None:
 
     try:
         plain = ZstdCompressor().decompress(data, framed_limit(len(data)))
-        raw: Any = json.loads(plain)
+        raw: Any = decode_json(plain, where=where)
         return [FileMetadata.from_dict(item) for item in raw["files"]]
     except (ValueError, KeyError, TypeError, zstandard.ZstdError) as error:
         logger.warning("ignoring the unreadable raw index %s (%s); listing again", where, error)

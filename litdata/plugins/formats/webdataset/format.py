@@ -17,13 +17,14 @@ import os
 import tarfile
 from typing import Any, ClassVar
 
-from litdata.core.errors import ChunkCorruptError, DatasetNotFoundError
+from litdata.core.dataset_file import open_regular
+from litdata.core.errors import ChunkCorruptError, DatasetFormatError, DatasetNotFoundError
 from litdata.core.formats import ItemDecoder, ReadOptions
 from litdata.core.index import INDEX_FILENAME, ChunkEntry, DatasetConfig, DatasetIndex
 from litdata.core.location import Location
 from litdata.core.registry.hookspecs import hookimpl
 from litdata.engine.mapped_file import MappedFile
-from litdata.plugins.formats.webdataset.tars import samples_in
+from litdata.plugins.formats.webdataset.tars import samples_in, split_member
 
 __all__ = ["TarShard", "WebDatasetFormat", "litdata_detect_format"]
 
@@ -51,14 +52,39 @@ def litdata_detect_format(location: Location, index: DatasetIndex | None) -> str
     return FORMAT_NAME if _tars(folder) else None
 
 
+def _refuse_unmapped(members: list[tarfile.TarInfo], path: str) -> None:
+    """Refuse a sample member whose bytes are not its data stored whole (read in place).
+
+    Raises:
+        DatasetFormatError: A member named like a sample field is sparse (``tar --sparse``:
+            its data is stored in pieces), a link, a device or a FIFO.
+    """
+    for member in members:
+        if member.isdir() or split_member(member.name) is None:
+            continue
+        if member.issparse():
+            what = "a sparse file (tar --sparse stores its data in pieces)"
+        elif not member.isfile():
+            what = "a link, device or FIFO, not a regular file"
+        else:
+            continue
+        raise DatasetFormatError(
+            f"WebDataset shard {path}: member {member.name!r} is {what}; samples are read "
+            f"where they lie in the tar, so only regular members are. Re-create the shard "
+            f"without --sparse and with files, not links."
+        )
+
+
 def scan(path: str) -> list[tuple[str, list[Member]]]:
     """The samples of a tar: ``(key, members)`` per run of members sharing a key.
 
     Raises:
         ChunkCorruptError: It is not a readable tar, or is truncated.
+        DatasetFormatError: A sample member is not a regular file stored whole.
     """
     try:
-        with tarfile.open(path, "r:") as archive:
+        with open_regular(path) as handle, tarfile.open(fileobj=handle, mode="r:") as archive:
+            _refuse_unmapped(archive.getmembers(), path)
             samples = [
                 (key, [(suffix, member.offset_data, member.size) for suffix, member in members])
                 for key, members in samples_in(archive)

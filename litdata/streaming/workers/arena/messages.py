@@ -15,8 +15,6 @@ message says so). So the order, ``state_dict`` and resume are those of the pipe 
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, NamedTuple
@@ -26,6 +24,7 @@ from litdata.streaming.workers.arena.slots import (
     InSlot,
     agree,
     close_session,
+    new_session,
     open_session,
     writer_for,
 )
@@ -172,7 +171,7 @@ class ArenaSession:
     """
 
     def __init__(self, num_workers: int, *, in_order: bool = True) -> None:
-        self.name = f"litdata-arena-{os.getpid()}-{secrets.token_hex(4)}"
+        self.name = new_session()
         self._num_workers = num_workers
         self._in_order = in_order
         open_session(self.name)

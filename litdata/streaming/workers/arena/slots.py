@@ -20,6 +20,8 @@ from __future__ import annotations
 import atexit
 import mmap
 import os
+import re
+import secrets
 import threading
 import weakref
 from itertools import accumulate
@@ -28,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from litdata.core.processes import running, started_at
 from litdata.streaming.workers.arena.layout import ALIGN, Layout, Spec, owner_of, read, write
 
 __all__ = [
@@ -37,7 +40,9 @@ __all__ = [
     "agree",
     "available",
     "close_session",
+    "new_session",
     "open_session",
+    "sweep_dead",
     "writer_for",
 ]
 
@@ -48,6 +53,12 @@ MAX_SLOTS = 8
 #: A new slot is this much larger than the batch that asked for it, so that slightly
 #: larger batches later fit without a new slot.
 HEADROOM = 1.25
+
+#: Every file of a session is named ``litdata-arena-<training process id>-<token>-...``.
+_SESSION_FILE = re.compile(r"litdata-arena-(\d+)-[0-9a-f]+-")
+#: A file changed this long before its training process started is not that process's: the
+#: id was reused (start times are known to a clock tick).
+_REUSED_SLACK = 1.0
 
 _BUSY = 0  # offset of the busy byte: 1 from the worker's write until the consumer's release
 
@@ -217,12 +228,46 @@ def agree(session: str, key: str, proposal: int) -> int:
     return proposal
 
 
+def new_session() -> str:
+    """A new session's name, carrying this (the training) process's id."""
+    return f"litdata-arena-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _orphaned(path: Path, pid: int) -> bool:
+    """Whether the session file ``path`` belongs to training process ``pid``, which is gone."""
+    if not running(pid):
+        return True
+    started = started_at(pid)
+    try:
+        changed = path.stat().st_ctime
+    except FileNotFoundError:
+        return False
+    return started is not None and started > changed + _REUSED_SLACK
+
+
+def sweep_dead() -> list[Path]:
+    """Remove the files of sessions whose training process is gone; the files removed.
+
+    A training process killed outright (the OOM killer's ``SIGKILL``) never closes its
+    sessions: the slots its workers filled, and their group file, would hold RAM in
+    ``/dev/shm`` until the machine restarts. Each new session of any process sweeps them.
+    """
+    removed = []
+    for path in SHM_DIR.glob("litdata-arena-*"):
+        found = _SESSION_FILE.match(path.name)
+        if found is not None and _orphaned(path, int(found.group(1))):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
 def open_session(session: str) -> None:
     """Get ready, in the training process, to read the slots of ``session``.
 
     A session still open when the process exits (an epoch's iterator never closed) is closed
-    then.
+    then. The files of sessions whose training process died are removed first.
     """
+    sweep_dead()
     if not _readers:
         atexit.unregister(_close_all)
         atexit.register(_close_all)
