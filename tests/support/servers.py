@@ -10,9 +10,11 @@ process (each xdist worker) starts each server once; tests take a fresh bucket e
 S3 has two servers: moto (a lenient mock, ``s3_server`` by default) and SeaweedFS (``weed
 mini``, an independent implementation). A test module that imports ``both_s3_servers`` runs its
 ``s3_server`` tests against each. Differences seen between them so far: SeaweedFS refuses bucket
-names under 3 characters (moto takes them), answers ``If-Match`` on a ranged GET like S3 (412
-when the ETag moved on), and starts its S3 gateway before its filer (the fixture waits for a
-listing to answer); the suites run alike on both.
+names under 3 characters (moto takes them), spells its headers as Go does (``Etag``), checks the
+signature of every signed header (moto checks none: the link proxy cannot drop a GET's
+``Range`` in front of SeaweedFS), answers ``If-Match`` on a ranged GET like S3 (412 when the
+ETag moved on), and starts its S3 gateway before its filer (the fixture waits for a listing to
+answer); the suites run alike on both.
 """
 
 from __future__ import annotations
