@@ -9,7 +9,8 @@ injected is logged on the request (``Logged.fault``). The faults:
 ``429``       ``429 Too Many Requests`` (``SlowDown``), the request not forwarded
 ``500``       ``500 Internal Server Error`` (``InternalError``), the request not forwarded
 ``503``       ``503 Service Unavailable`` (``ServiceUnavailable``), the request not forwarded
-``reset``     the connection reset (``SO_LINGER`` 0) half-way through the response body
+``reset``     the connection reset (``SO_LINGER`` 0) half-way through the request body (if it has
+              one: the request never reaches the server) or else the response body
 ``short``     the connection closed cleanly half-way through a body its ``Content-Length`` promised
 ``drip``      the body sent at ``drip_bytes_per_s`` (one byte a second by default)
 ``error``     a ``200`` whose body is an S3 error document (``InternalError``) instead of the data
@@ -188,7 +189,9 @@ def applies(fault: str, head: Message, response: Response | None, replace: bool)
     """
     if fault in STATUS_FAULTS:
         return True
-    if response is None:
+    if response is None:  # a request body is cut half-way; a range answered from a new version
+        if fault == "reset":
+            return int(head.get("content-length") or 0) > 0
         return fault == "replace" and replace and head.get("range") is not None
     data = response.status in (200, 206) and head.start[0] == "GET" and len(response.body) > 0
     if fault in BODY_FAULTS:

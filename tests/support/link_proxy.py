@@ -406,6 +406,7 @@ class LinkProxy:
         admitted = self._requests.admit()
         fault, read = self._pre_fault(head)
         entry = replace(entry, fault=fault)
+        reset = reset or (fault == "reset" and int(head.get("content-length") or 0) > 0)
         if fault in STATUS_FAULTS:
             admitted = False
         body = b""
