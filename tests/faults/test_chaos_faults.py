@@ -121,6 +121,17 @@ def test_a_lying_or_failed_answer_to_a_part_is_refused_and_retried(
     assert sum(g.range == bad.range for g in gets) == 2  # asked again, once
 
 
+@pytest.mark.parametrize(("size", "k"), [(SMALL, 2), (BLOB, 3)], ids=["whole", "part"])
+def test_a_bit_flipped_in_transit_is_caught_and_read_again(
+    tmp_path, s3_server, proxy, caplog, size, k
+):
+    url, name = _dataset(tmp_path, s3_server, size)
+    proxy.chaos = Chaos(countdowns=(Countdown("GET", k, "flip"),), seed=5)
+    _whole(_read(url, proxy, s3_server, tmp_path))
+    assert [g.fault for g in _chunk_gets(proxy, name)].count("flip") == 1
+    assert f"{name} failed its check; downloading it again" in caplog.text
+
+
 def _same_bytes_new_etag(store: ObjectStore) -> object:
     """Replace an object by its own bytes as a one-part multipart upload: a new ETag."""
     client = boto3.client("s3", **store.storage_options)
