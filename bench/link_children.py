@@ -184,6 +184,7 @@ def child_stream(
             )
 
     checker = Checker(kind)
+    cpu = _cpu_s()
     start = time.perf_counter()
     first = None
     for batch in make():
@@ -191,15 +192,29 @@ def child_stream(
             first = time.perf_counter() - start
         checker.add(batch)
     seconds = time.perf_counter() - start
+    cpu = _cpu_s() - cpu
     expected_sum = samples * (samples - 1) // 2
     ok = checker.count == samples and checker.id_sum == expected_sum and not checker.wrong
     return {
         "ok": ok,
         "epoch_s": seconds,
         "first_batch_s": first or 0.0,
+        "cpu_s": cpu,
         "count": checker.count,
         "wrong": checker.wrong,
     }
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that ended (the loader's workers are
+    joined when an epoch ends), user and system."""
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
 
 
 def _import_clients(ld: Any) -> None:
@@ -245,6 +260,7 @@ def child_limit(url: str, endpoint: str) -> dict[str, Any]:
     bucket, _, prefix = url.removeprefix("s3://").partition("/")
     listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")["Contents"]
     total = 0
+    cpu = _cpu_s()
     start = time.perf_counter()
     with ThreadPoolExecutor(PARALLEL_RANGES) as pool:
         for item in listed:
@@ -258,7 +274,8 @@ def child_limit(url: str, endpoint: str) -> dict[str, Any]:
 
             total += sum(pool.map(get, range(0, size, step)))
     seconds = time.perf_counter() - start
-    return {"ok": True, "epoch_s": seconds, "first_batch_s": 0.0, "bytes": total}
+    cpu = _cpu_s() - cpu
+    return {"ok": True, "epoch_s": seconds, "first_batch_s": 0.0, "bytes": total, "cpu_s": cpu}
 
 
 def child_upload_limit(url: str, endpoint: str, source: str) -> dict[str, Any]:

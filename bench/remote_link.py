@@ -17,7 +17,15 @@ proxy), and ``limit``: every object of ours' dataset fetched with 8 ranged GETs 
 the same link, one object after another (no decoding): what the link carries. Each epoch is
 shuffled and fully checked (count, sum of ids, every sample's bytes against its id). Per cell:
 MB/s (dataset bytes / epoch seconds), fraction of the same run's link limit, first batch,
-requests and 503s through the proxy, peak bytes in the cache dir, the proxy's CPU seconds.
+requests and 503s through the proxy, peak bytes in the cache dir, the proxy's CPU seconds, and
+the CPU seconds per GB of the reading process tree (the training process and its loader
+workers, by ``getrusage`` over the epoch) beside the limit client's.
+``--server seaweedfs`` puts SeaweedFS (``weed mini``) behind the link instead of moto (the
+proxy then forwards every GET: SeaweedFS checks signatures, so it cannot serve copies).
+``--chaos RATE`` adds, per link, a ``LINK+chaos`` variant: the same cells of the systems that
+decode (not ``limit``, whose plain client retries nothing), with that chance of a fault per
+GET, HEAD and LIST from the proxy's chaos mode (``Chaos.mix``: statuses, cut, short and flipped
+bodies, error documents, lying ranges), seeded per repeat.
 ``cold``: an empty cache dir; ``warm``: the same dir in a new process after the cold epoch.
 ``local`` (a system): ours streaming the local copy the datasets were uploaded from, with no
 link, to compare warm epochs with. ``ours-before``: ours at an earlier checkout
@@ -41,6 +49,7 @@ installed, the child sets ``allow_http`` in LitData's obstore client options.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -50,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +78,9 @@ import remote  # noqa: E402
 from launch import before_repo  # noqa: E402
 from link_children import PARALLEL_RANGES, RESULT, WORKLOADS  # noqa: E402
 from rows import BEFORE  # noqa: E402
+from support.link_chaos import Chaos  # noqa: E402
 from support.link_proxy import DEFAULT_LINK, HARSH_LINK, OPEN_LINK, LinkProxy  # noqa: E402
+from support.servers import weed_mini  # noqa: E402
 
 #: Systems that read ours' objects (``ours-before``: an earlier checkout, for A/B runs).
 ON_OURS = ("limit", "local", BEFORE)
@@ -174,18 +186,29 @@ def _bytes(folder: Path) -> int:
 
 
 def measure(
-    proxy: LinkProxy, system: str, arguments: dict[str, Any], args: argparse.Namespace, cache: Path
+    proxy: LinkProxy,
+    system: str,
+    arguments: dict[str, Any],
+    args: argparse.Namespace,
+    cache: Path,
+    *,
+    chaos: Chaos | None = None,
 ) -> dict[str, Any]:
     proxy.reset_log()
     cpu = proxy.cpu_s()
-    with remote.PeakDisk(cache) as disk:
-        result = run_child(system, "stream", {**arguments, "cache": str(cache)}, args)
+    proxy.chaos = chaos
+    try:
+        with remote.PeakDisk(cache) as disk:
+            result = run_child(system, "stream", {**arguments, "cache": str(cache)}, args)
+    finally:
+        proxy.chaos = None
     stats = proxy.stats()
     result.update(
         requests=stats["requests"],
         slowdowns=stats["slowdowns"],
         peak_cache_mb=disk.peak_mb,
         proxy_cpu_s=stats["cpu_s"] - cpu,
+        faults=stats["faults"],
     )
     return result
 
@@ -202,17 +225,22 @@ def _form(value: float | None, form: str) -> str:
 def table(cells: dict[tuple[str, ...], list[dict[str, Any]]], sizes: dict[str, int]) -> str:
     head = (
         "| link | workload | cache | workers | system | MB/s | of link | first batch s | "
-        "requests | 503s | peak cache MB | proxy CPU s | ok |"
+        "requests | 503s | faults | peak cache MB | proxy CPU s | CPU s/GB | CPU of limit's | ok |"
     )
-    lines = [head, "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [head, "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for key, runs in cells.items():
         link, workload, cache, workers, system = key
         seconds = _median(runs, "epoch_s")
         mb_s = sizes[f"{system}-{workload}"] / 1e6 / seconds if seconds else None
-        limit_runs = cells.get((link, workload, "cold", "-", "limit"))
+        limit_runs = cells.get((link.split("+")[0], workload, "cold", "-", "limit"))
         limit_s = _median(limit_runs, "epoch_s") if limit_runs else None
         limit = sizes[f"limit-{workload}"] / 1e6 / limit_s if limit_s else None
         share = mb_s / limit if mb_s and limit and system != "limit" else None
+        cpu = _median(runs, "cpu_s")
+        per_gb = cpu / (sizes[f"{system}-{workload}"] / 1e9) if cpu is not None else None
+        limit_cpu = _median(limit_runs, "cpu_s") if limit_runs else None
+        limit_gb = limit_cpu / (sizes[f"limit-{workload}"] / 1e9) if limit_cpu else None
+        of_limit = per_gb / limit_gb if per_gb and limit_gb and system != "limit" else None
         ok = sum(bool(run.get("ok")) for run in runs)
         errors = "; ".join(str(r.get("error"))[:80] for r in runs if not r.get("ok"))
         lines.append(
@@ -220,8 +248,10 @@ def table(cells: dict[tuple[str, ...], list[dict[str, Any]]], sizes: dict[str, i
             f"{_form(share, '{:.2f}')} | {_form(_median(runs, 'first_batch_s'), '{:.2f}')} | "
             f"{_form(_median(runs, 'requests'), '{:.0f}')} | "
             f"{_form(_median(runs, 'slowdowns'), '{:.0f}')} | "
+            f"{_form(_median(runs, 'faults'), '{:.0f}')} | "
             f"{_form(_median(runs, 'peak_cache_mb'), '{:.0f}')} | "
-            f"{_form(_median(runs, 'proxy_cpu_s'), '{:.2f}')} | {ok}/{len(runs)} {errors} |"
+            f"{_form(_median(runs, 'proxy_cpu_s'), '{:.2f}')} | {_form(per_gb, '{:.2f}')} | "
+            f"{_form(of_limit, '{:.2f}')} | {ok}/{len(runs)} {errors} |"
         )
     return "\n".join(lines)
 
@@ -241,11 +271,38 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--litdata-python", default=None, help="LitData's interpreter")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per child")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--server", choices=("moto", "seaweedfs"), default="moto")
+    parser.add_argument(
+        "--chaos", type=float, default=0.0, help="also run each link with this fault rate"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.workloads, args.links, args.workers, args.caches = "R1", "default", "0", "cold"
         args.repeats, args.scale = 1, min(args.scale, 0.1)
     return args
+
+
+@contextlib.contextmanager
+def _server(name: str, root: Path, python: Path) -> Iterator[str]:
+    """The S3 server behind the link (``moto`` or ``seaweedfs``): its endpoint, until the end."""
+    if name == "seaweedfs":
+        shutil.rmtree(root / "seaweedfs", ignore_errors=True)
+        with weed_mini(root / "seaweedfs") as endpoint:
+            yield endpoint
+    else:
+        with remote.MotoServer(python.parent, root, root / "moto-tmp") as moto:
+            yield moto.endpoint
+
+
+def _variants(args: argparse.Namespace) -> list[tuple[str, bool]]:
+    """``(link, with chaos)`` for each link asked for: with chaos too if ``--chaos``."""
+    links = args.links.split(",")
+    return [(link, chaotic) for link in links for chaotic in (False, True)[: 1 + bool(args.chaos)]]
+
+
+def _chaos(args: argparse.Namespace, chaotic: bool, seed: int) -> Chaos | None:
+    """The chaos of a cell: ``--chaos`` faults per GET, HEAD and LIST, or none."""
+    return Chaos.mix(args.chaos, ("GET", "HEAD", "LIST"), seed=seed) if chaotic else None
 
 
 def child_arguments(
@@ -288,8 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     cells: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     sizes: dict[str, int] = {}
     with (
-        remote.MotoServer(ours_python.parent, root, root / "moto-tmp") as moto,
-        LinkProxy(moto.endpoint, OPEN_LINK, cache_bytes=COPY_BYTES) as proxy,
+        _server(args.server, root, ours_python) as endpoint,
+        LinkProxy(endpoint, OPEN_LINK, cache_bytes=COPY_BYTES) as proxy,
     ):
         copied: tuple[tuple[str, int], ...] = ()  # datasets the proxy holds copies of, oldest first
         local_copies: dict[str, Path] = {}  # the local folders "local" streams, by workload
@@ -302,14 +359,14 @@ def main(argv: list[str] | None = None) -> int:
                     local_copies[workload] = local
                 elif system not in ON_OURS:
                     target = f"s3://bench/{system}/{workload}"
-                    remote.upload(str(ours_python), moto.endpoint, local, target)
-            for link in args.links.split(","):
+                    remote.upload(str(ours_python), endpoint, local, target)
+            for link, chaotic in _variants(args):
                 proxy.settings = LINKS[link]
                 counts = [int(w) for w in args.workers.split(",")]
                 for workers in counts:
                     for rep in range(args.repeats):
                         for system in systems:
-                            if system == "limit" and workers != counts[0]:
+                            if system == "limit" and (workers != counts[0] or chaotic):
                                 continue
                             arguments = child_arguments(
                                 system,
@@ -331,8 +388,9 @@ def main(argv: list[str] | None = None) -> int:
                                     continue
                                 shown = "-" if system == "limit" else str(workers)
                                 seen = "local" if system == "local" else state
-                                key = (link, workload, seen, shown, system)
-                                result = measure(proxy, system, arguments, args, cache)
+                                key = (link + "+chaos" * chaotic, workload, seen, shown, system)
+                                chaos = _chaos(args, chaotic and system != "local", rep)
+                                result = measure(proxy, system, arguments, args, cache, chaos=chaos)
                                 cells.setdefault(key, []).append(result)
                                 print(f"  {key} r{rep}: {result}", flush=True)
                                 write(
@@ -361,6 +419,7 @@ def write(
         f"# remote-link ({started:%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, medians of "
         f"{args.repeats}, run took {time.monotonic() - clock:.0f} s)\n\n"
         f"Command: `python bench/remote_link.py {' '.join(argv or sys.argv[1:])}`\n\n"
+        f"Server behind the link: {args.server}. "
         f"Links: default = {DEFAULT_LINK.describe()}; harsh = {HARSH_LINK.describe()}. "
         f"`of link`: MB/s over the same link's limit (ours' objects, {PARALLEL_RANGES} ranged "
         f"GETs at once). Sizes (bytes): {json.dumps(sizes)}.\n\n"

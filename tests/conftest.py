@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 from support.clusters import dask_client, ray_cluster  # noqa: F401  # session fixtures
 from support.links import link, link_server  # noqa: F401  # link fixtures
-from support.servers import azurite_server, gcs_server, s3_server  # noqa: F401  # session fixtures
+from support.servers import (  # noqa: F401  # session fixtures
+    azurite_server,
+    gcs_server,
+    moto_server,
+    s3_server,
+    seaweedfs_server,
+)
 
 from litdata.core.registry import kinds
 from litdata.testing import rediscover

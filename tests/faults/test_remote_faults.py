@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+from support.servers import both_s3_servers  # noqa: F401  # s3_server: moto, SeaweedFS
 
 import litdata as ld
 from litdata.core.errors import ChunkCorruptError, StorageError

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hostile import forge
+from support.servers import both_s3_servers  # noqa: F401  # s3_server: moto, SeaweedFS
 
 import litdata as ld
 from litdata.engine.boundary.resolve import resolve

@@ -460,5 +460,6 @@ def test_a_long_transfer_cut_off_half_way_is_tried_again(
     finally:
         proxy.close()
     assert (tmp_path / "copy.bin").read_bytes() == payload
-    assert "retrying" in caplog.text  # the first attempt was cut off, the second one whole
-    record(f"cut off after 1.5 s, tried again: the object arrived whole in {took:.1f} s")
+    # the S3 backend resumed the cut body (a GET of the bytes it lacked), not the core whole
+    assert "retrying" not in caplog.text
+    record(f"cut off after 1.5 s, resumed: the object arrived whole in {took:.1f} s")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support import fns
+from support.servers import both_s3_servers  # noqa: F401  # s3_server: moto, SeaweedFS
 
 import litdata as ld
 from litdata.cli import main

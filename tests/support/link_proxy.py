@@ -20,7 +20,10 @@ would crawl on S3 looks fine on it. ``LinkProxy`` sits between a client and moto
   whole object (``200``), ``short_ranges`` answers it with the first half of the range only
   (a ``206`` whose ``Content-Length`` matches the short body);
 - a drip: ``drip_s`` sends every response body one byte at a time, a byte each ``drip_s``
-  seconds (a server that keeps answering, too slowly ever to finish).
+  seconds (a server that keeps answering, too slowly ever to finish);
+- chaos (``LinkProxy.chaos``, see ``link_chaos.py``): error statuses, cut, short, dripped or
+  flipped bodies, error documents, lying ranges and replaced objects, per operation, by rate or
+  countdown, from a seed; each logged on its request (``Logged.fault``).
 
 Connections are kept alive (HTTP/1.1 keep-alive both ways: each client connection has its own
 connection to moto), and every request is logged (``LinkProxy.log``: method, path, ``Range``,
@@ -56,6 +59,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from support.link_chaos import (
+    READ,
+    STATUS_FAULTS,
+    Chaos,
+    applies,
+    operation,
+    range_response,
+    status_response,
+)
 from support.link_copies import ObjectCopies, cut, parse_range
 from support.link_http import (
     BLOCK,
@@ -155,6 +167,7 @@ class Logged:
         reset: Whether the proxy reset the connection during this request.
         started: When its head arrived (``time.monotonic()``).
         answered: When its answer's head was sent (``started`` if never).
+        fault: The chaos fault injected into it (see ``link_chaos.py``), if any.
     """
 
     method: str
@@ -167,6 +180,7 @@ class Logged:
     reset: bool = False
     started: float = 0.0
     answered: float = 0.0
+    fault: str | None = None
 
 
 class _Bucket:
@@ -237,6 +251,8 @@ class LinkProxy:
         port: The port to listen on (default: any free one).
         cache_bytes: The most bytes of object copies kept to spare moto its copy per GET.
         seed: Seed of the jitter and resets, for repeatable runs.
+        chaos: The faults to inject (see ``link_chaos.py``; ``None``: none). May be replaced
+            at any time, like ``settings``.
     """
 
     def __init__(
@@ -247,12 +263,14 @@ class LinkProxy:
         port: int = 0,
         cache_bytes: int = 2 << 30,
         seed: int | None = None,
+        chaos: Chaos | None = None,
     ):
         match = re.fullmatch(r"http://([^:/]+):(\d+)/?", upstream_url)
         if match is None:
             raise ValueError(f"upstream_url must be http://HOST:PORT, not {upstream_url!r}")
         self._upstream = (match.group(1), int(match.group(2)))
         self.settings = settings
+        self.chaos = chaos
         self._port = port
         self._copies = ObjectCopies(cache_bytes)
         self._random = random.Random(seed)  # jitter, not secrets
@@ -330,6 +348,7 @@ class LinkProxy:
             "ranged": sum(entry.range is not None for entry in log),
             "slowdowns": sum(entry.status == 503 for entry in log),
             "resets": sum(entry.reset for entry in log),
+            "faults": sum(entry.fault is not None for entry in log),
             "bytes_out": sum(entry.bytes_out for entry in log),
             "bytes_in": sum(entry.bytes_in for entry in log),
             "connections": self._counters.connections,
@@ -397,6 +416,11 @@ class LinkProxy:
             settings.reset_methods is None or method in settings.reset_methods
         )
         admitted = self._requests.admit()
+        fault, read = self._pre_fault(head)
+        entry = replace(entry, fault=fault)
+        reset = reset or (fault == "reset" and int(head.get("content-length") or 0) > 0)
+        if fault in STATUS_FAULTS:
+            admitted = False
         body = b""
         if admitted or not expect:
             if expect:
@@ -416,18 +440,68 @@ class LinkProxy:
             if settings.ignore_range and head.get("range") is not None:
                 kept = [(k, v) for k, v in head.headers if k.lower() != "range"]
                 head = Message(head.start, kept)
+            if fault == "replace" and self.chaos is not None and self.chaos.replace is not None:
+                await asyncio.to_thread(self.chaos.replace, target.partition("?")[0])
             response = await self._response(head, body, connection)
             if settings.short_ranges and response.status == 206:
                 response.body = response.body[: len(response.body) // 2]
+            if fault is None or fault == "replace":
+                fault = self._post_fault(head, response, fault)
+            response, fault = await self._faulty(head, response, fault, connection)
+            entry = replace(entry, fault=fault)
         else:
-            xml = _SLOWDOWN.format(id=uuid.uuid4().hex[:16].upper()).encode()
-            response = Response(503, "Slow Down", [("Content-Type", "application/xml")], xml)
+            if fault in STATUS_FAULTS:
+                response = status_response(fault)
+            else:
+                xml = _SLOWDOWN.format(id=uuid.uuid4().hex[:16].upper()).encode()
+                response = Response(503, "Slow Down", [("Content-Type", "application/xml")], xml)
             response.close = expect
             reset = False
         delay = settings.ttfb_s + self._random.uniform(-settings.jitter_s, settings.jitter_s)
         await asyncio.sleep(max(0.0, arrived + delay - time.monotonic()))
         connection.closing = connection.closing or response.close
-        await self._send(writer, method, response, connection, entry, reset)
+        await self._send(writer, method, response, connection, entry, reset, read)
+
+    def _pre_fault(self, head: Message) -> tuple[str | None, int | None]:
+        """The fault decided before forwarding: a countdown's, a status or ``replace``."""
+        chaos = self.chaos
+        if chaos is None:
+            return None, None
+        op, countdown = chaos.count(head.start[0], head.start[1])
+        if countdown is not None:
+            return countdown.fault, countdown.read
+        early = lambda f: applies(f, head, None, chaos.replace is not None)  # noqa: E731
+        return chaos.draw(op, early), None
+
+    def _post_fault(self, head: Message, response: Response, fault: str | None) -> str | None:
+        """The fault the rates pick once the answer is known (``fault``, if one was)."""
+        chaos = self.chaos
+        if chaos is None or fault is not None:
+            return fault
+        late = lambda f: f not in STATUS_FAULTS and applies(f, head, response, False)  # noqa: E731
+        return chaos.draw(operation(*head.start[:2]), late)
+
+    async def _faulty(
+        self, head: Message, response: Response, fault: str | None, connection: _Connection
+    ) -> tuple[Response, str | None]:
+        """``response`` with ``fault`` applied to it (body delivery faults are ``_send``'s),
+        and the fault, or ``None`` if it could not be applied.
+        """
+        if fault == "replace":
+            return response, fault
+        if fault is None or not applies(fault, head, response, False):
+            return response, None
+        if fault == "flip" and self.chaos is not None:
+            return replace(response, body=self.chaos.flip(response.body)), fault
+        if fault in ("error", "bad_range", "no_range"):
+            return range_response(fault, response, None), fault
+        if fault == "whole":  # the proxy's GET carries the ranged GET's signature: moto only
+            plain = [(k, v) for k, v in head.forwarded() if k.lower() != "range"]
+            whole = await connection.upstream.request("GET", head.start[1], plain)
+            if whole.status == 200:
+                return range_response(fault, response, whole), fault
+            return response, None
+        return response, fault
 
     async def _send(
         self,
@@ -437,6 +511,7 @@ class LinkProxy:
         connection: _Connection,
         entry: Logged,
         reset: bool,
+        read: int | None = None,
     ) -> None:
         headers = [(k, v) for k, v in response.headers if k.lower() not in HOP_BY_HOP]
         length = next((v for k, v in response.headers if k.lower() == "content-length"), None)
@@ -452,6 +527,11 @@ class LinkProxy:
         ]
         body = memoryview(response.body)
         cut = len(body) // 2 if reset else len(body)
+        if entry.fault in ("reset", "short") and method != "HEAD" and body:
+            cut = min(len(body) - 1, read * READ) if read else len(body) // 2
+            reset = reset or entry.fault == "reset"
+            connection.closing = connection.closing or entry.fault == "short"
+        chaos_drip = entry.fault == "drip"
         entry = replace(entry, status=response.status, reset=reset, answered=time.monotonic())
         if reset and not cut:
             self._counters.log.append(entry)
@@ -463,14 +543,10 @@ class LinkProxy:
         sent = 0
         try:
             while sent < cut:
-                drip = self.settings.drip_s  # read again: a drip ends with the test's settings
-                if drip is not None:
-                    writer.write(body[sent : sent + 1])
-                    await writer.drain()
-                    sent += 1
-                    await asyncio.sleep(drip)
-                    continue
-                block = body[sent : min(cut, sent + BLOCK)]
+                pause = self._byte_pause(chaos_drip)  # read again: a drip ends with its settings
+                block = body[sent : min(cut, sent + (BLOCK if pause is None else 1))]
+                if pause is not None:
+                    await asyncio.sleep(pause)
                 await connection.down.take(len(block))
                 await self._total_down.take(len(block))
                 writer.write(block)
@@ -481,6 +557,14 @@ class LinkProxy:
                 log[log.index(replace(entry, bytes_out=cut))] = replace(entry, bytes_out=sent)
         if reset:
             raise Reset
+
+    def _byte_pause(self, chaos_drip: bool) -> float | None:
+        """Seconds between the bytes of a dripped body (``drip_s``, or a chaos drip), else None."""
+        if self.settings.drip_s is not None:
+            return self.settings.drip_s
+        if chaos_drip and self.chaos is not None:
+            return 1 / self.chaos.drip_bytes_per_s
+        return None
 
     async def _response(self, head: Message, body: bytes, connection: _Connection) -> Response:
         method, target, _ = head.start

@@ -61,15 +61,15 @@ class Link:
 
 
 @pytest.fixture(scope="session")
-def link_server(s3_server: ObjectStore) -> Iterator[LinkProxy]:
+def link_server(moto_server: ObjectStore) -> Iterator[LinkProxy]:
     """One link proxy in front of the session's moto server, open between tests."""
-    with LinkProxy(s3_server.endpoint, OPEN_LINK) as proxy:
+    with LinkProxy(moto_server.endpoint, OPEN_LINK) as proxy:
         yield proxy
 
 
 @pytest.fixture
-def link(link_server: LinkProxy, s3_server: ObjectStore) -> Iterator[Link]:
+def link(link_server: LinkProxy, moto_server: ObjectStore) -> Iterator[Link]:
     """The session's link at ``DEFAULT_LINK`` with an empty log, open again afterwards."""
     with link_server.using(DEFAULT_LINK):
-        yield Link(link_server, s3_server)
+        yield Link(link_server, moto_server)
     link_server.reset_log()

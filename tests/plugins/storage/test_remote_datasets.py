@@ -9,7 +9,9 @@ import litdata as ld
 from litdata.engine.boundary.resolve import resolve
 
 
-@pytest.mark.parametrize("server", ["s3_server", "gcs_server", "azurite_server"])
+@pytest.mark.parametrize(
+    "server", ["s3_server", "seaweedfs_server", "gcs_server", "azurite_server"]
+)
 def test_optimize_to_a_bucket_then_stream_it_back(request, server):
     store = request.getfixturevalue(server)
     url = store.url(store.new_bucket(), "ds")
