@@ -109,6 +109,7 @@ __all__ = [
     "optimize_hf",
     "register_namedtuple",
     "train_test_split",
+    "vision",
     "walk",
     "write_dataset",
 ]
@@ -164,7 +165,13 @@ _LAZY = {
 }
 
 
+#: Subpackages reached as attributes (``ld.vision.RandomResizedCrop``), imported on first use.
+_SUBPACKAGES = ("vision",)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"litdata.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'litdata' has no attribute {name!r}")

@@ -39,6 +39,7 @@ from litdata.streaming.plan import Segment, Segments, Topology, worker_plan, wor
 from litdata.streaming.provenance import NamedBatches
 from litdata.streaming.regions import Region, RegionIndex
 from litdata.streaming.reprs import length_of, render
+from litdata.streaming.sample_key import SampleKey, replay_epoch, transforming
 from litdata.streaming.sampler import ChunkedIndex
 from litdata.streaming.shuffles import CheckedShuffle, ShuffleSetting, choose_shuffle, describe
 from litdata.streaming.sized import SizedIterator
@@ -286,9 +287,15 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
         own = getattr(self, "transform", None)
         return (*self.transforms, own) if callable(own) else self.transforms
 
-    def _transformed(self, sample: Any) -> Any:
-        for transform in self._all_transforms:
-            sample = transform(sample)
+    def _transformed(self, sample: Any, index: int) -> Any:
+        """``sample`` through the transforms, with ``index``'s key current (``sample_key``)."""
+        transforms = self._all_transforms
+        if not transforms:
+            return sample
+        epoch = replay_epoch() or self.current_epoch
+        with transforming(SampleKey(self.seed, epoch, index, self.input_dir)):
+            for transform in transforms:
+                sample = transform(sample)
         return sample
 
     def __getitem__(self, index: int | slice | str | ChunkedIndex) -> Any:
@@ -299,11 +306,12 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
             return self.get_by_key(index)
         if isinstance(index, ChunkedIndex):
             position = index.index - self._reader.chunk_start(index.chunk_index)
-            return self._transformed(self._reader.read(index.chunk_index, position))
+            sample = self._reader.read(index.chunk_index, position)
+            return self._transformed(sample, index.index)
         if not isinstance(index, int):
             raise TypeError(f"Indices are ints, slices or str keys, not {type(index).__name__}")
         position = position_of(index, count)
-        return self._transformed(self._reader.read(*self._regions.locate(position)))
+        return self._transformed(self._reader.read(*self._regions.locate(position)), position)
 
     def get_by_key(self, key: int | str) -> Any:
         """The sample whose key (from ``optimize(..., key_fn=...)``) is ``key``.
@@ -315,7 +323,8 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
             KeyError: No sample has that key, or the dataset has no ``keys/`` sidecar.
             TypeError: ``key`` is not an int or a str.
         """
-        return self._transformed(self._reader[self._reader.find_key(key)])
+        found = self._reader.find_key(key)
+        return self._transformed(self._reader[found], found)
 
     def subset(self, indices: Sequence[int] | slice) -> StreamingDataset:
         """A dataset reading only the items at ``indices`` (in that order).
@@ -393,7 +402,7 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
             for number, segment in enumerate(segments):
                 region = regions.region(segment.region)
                 order = strategy.item_order(segment.region, region.size, seed, epoch)
-                start = region.start
+                start, first_id = region.start, regions.first(segment.region)
                 # A chunk still downloading in parts serves the items of the parts that
                 # arrived (verified); once it is complete, it is opened as usual.
                 early = None if overridden else reader.arriving(region.chunk)
@@ -421,7 +430,10 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
                     elif run is None:
                         run = [read(chunk, start + position) for position in positions]
                     if transforms and not overridden:
-                        run = [self._transformed(sample) for sample in run]
+                        run = [
+                            self._transformed(sample, int(first_id + position))
+                            for sample, position in zip(run, positions, strict=True)
+                        ]
                     yield run
                 if chunk is None:  # read from its parts: the prefetcher hands it over now
                     reader.chunk(region.chunk)

@@ -19,6 +19,7 @@ import torch
 from litdata.streaming.batching import BatchIds, Ids, single_id_batches
 from litdata.streaming.plan import Segment, Topology
 from litdata.streaming.regions import RegionIndex
+from litdata.streaming.sample_key import replaying
 from litdata.streaming.schedule import Clock
 from litdata.streaming.shuffles import CheckedShuffle
 
@@ -222,7 +223,9 @@ class NamedBatches:
     ) -> list[Any]:
         """The samples ``ids`` name (every dataset index is 0), as streaming returns them.
 
-        Where they were read (``worker``, ``first_step``, ``epoch``) does not change them.
+        Where they were read (``worker``, ``first_step``) does not change them; ``epoch`` is
+        the key random transforms draw from (``sample_key``), so they draw as they did then.
         """
-        del worker, first_step, epoch
-        return [self[index] for _, index in ids]
+        del worker, first_step
+        with replaying(epoch):
+            return [self[index] for _, index in ids]
