@@ -7,6 +7,7 @@ size at ``optimize`` time.
 
 from __future__ import annotations
 
+from litdata.vision.bounded import bound_resolution
 from litdata.vision.boxes import Box, Draws, sample_box
 from litdata.vision.crop import RandomResizedCrop
 from litdata.vision.decoding import DEFAULT_MAX_PIXELS, ImageDecodeError
@@ -17,5 +18,6 @@ __all__ = [
     "Draws",
     "ImageDecodeError",
     "RandomResizedCrop",
+    "bound_resolution",
     "sample_box",
 ]

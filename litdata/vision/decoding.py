@@ -56,11 +56,9 @@ def read_header(data: bytes | memoryview, where: str, max_pixels: int) -> Header
     Raises:
         ImageDecodeError: The header cannot be read, or the image is larger than allowed.
     """
+    header = _fast_header(data) if bytes(data[:2]) == _JPEG else None
     try:
-        if bytes(data[:2]) == _JPEG:
-            height, width, colorspace, _ = _simplejpeg().decode_jpeg_header(data)
-            header = Header(int(width), int(height), colorspace in _FAST_COLORSPACES)
-        else:
+        if header is None:
             with _pillow().open(io.BytesIO(data)) as image:
                 header = Header(image.width, image.height, False)
     except Exception as error:  # every decoder's error becomes one clear error
@@ -75,6 +73,15 @@ def read_header(data: bytes | memoryview, where: str, max_pixels: int) -> Header
             "max_pixels if such images are expected, or drop the sample."
         )
     return header
+
+
+def _fast_header(data: bytes | memoryview) -> Header | None:
+    """A JPEG's header as libjpeg-turbo reads it, or None where it cannot (Pillow reads it)."""
+    try:
+        height, width, colorspace, _ = _simplejpeg().decode_jpeg_header(data)
+    except ValueError:  # e.g. a sampling layout TurboJPEG does not classify
+        return None
+    return Header(int(width), int(height), colorspace in _FAST_COLORSPACES)
 
 
 def reduction(box_width: int, box_height: int, out_width: int, out_height: int) -> int:
