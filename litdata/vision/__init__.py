@@ -11,11 +11,14 @@ from litdata.vision.bounded import bound_resolution
 from litdata.vision.boxes import Box, Draws, sample_box
 from litdata.vision.crop import RandomResizedCrop
 from litdata.vision.decoding import DEFAULT_MAX_PIXELS, ImageDecodeError
+from litdata.vision.encoded import ENCODED, EncodedJpeg
 
 __all__ = [
     "DEFAULT_MAX_PIXELS",
+    "ENCODED",
     "Box",
     "Draws",
+    "EncodedJpeg",
     "ImageDecodeError",
     "RandomResizedCrop",
     "bound_resolution",

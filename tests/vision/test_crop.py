@@ -98,3 +98,20 @@ def test_bad_arguments_are_refused():
         ld.vision.RandomResizedCrop(8, scale=(0.5, 0.1))
     with pytest.raises(KeyError, match="field="):
         ld.vision.RandomResizedCrop(8)({"img": b""})
+
+
+def test_jpeg_leaves_read_encoded_take_the_fused_path(tmp_path):
+    path = tmp_path / "a.jpg"
+    path.write_bytes(jpeg(400, 300, seed=5))
+    images = [Image.open(path) for _ in range(3)]  # as LitData's image examples write them
+    ld.write_dataset(
+        ({"image": im, "id": i} for i, im in enumerate(images)), tmp_path / "ds", chunk_size=2
+    )
+    for image in images:
+        image.close()
+    assert ld.StreamingDataset(tmp_path / "ds")[0]["image"].shape == (3, 300, 400)  # decoded
+    raw = ld.StreamingDataset(tmp_path / "ds", serializers=ld.vision.ENCODED)[0]["image"]
+    assert raw == path.read_bytes()
+    crop = ld.vision.RandomResizedCrop(64)
+    ds = ld.StreamingDataset(tmp_path / "ds", serializers=ld.vision.ENCODED, transform=crop)
+    assert ds[1]["image"].shape == (3, 64, 64)
