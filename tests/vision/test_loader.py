@@ -72,3 +72,19 @@ def test_resume_and_replay_give_the_same_crops(photos):
     for step in (0, 3):
         replayed = first.replay(step, epoch=1)
         assert torch.equal(replayed["image"], whole[step]["image"])
+
+
+def test_replay_of_a_mixture_gives_the_crops_of_its_epoch(photos):
+    def mixture():
+        crop = ld.vision.RandomResizedCrop(32, field="image")
+        parts = [
+            ld.StreamingDataset(photos, shuffle=True, transform=crop, seed=s).subset(range(20))
+            for s in (1, 2)
+        ]
+        return ld.CombinedStreamingDataset(parts, seed=3, iterate_over_all=True)
+
+    loader = ld.StreamingDataLoader(mixture(), batch_size=BATCH, num_workers=2)
+    first, second = list(loader), list(loader)  # epochs 1 and 2
+    for epoch, batches in ((1, first), (2, second)):
+        for step in (0, 2):
+            assert torch.equal(loader.replay(step, epoch=epoch)["image"], batches[step]["image"])

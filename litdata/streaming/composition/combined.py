@@ -30,6 +30,7 @@ from litdata.streaming.distributed import logical_worker, worker_and_count
 from litdata.streaming.options import check_batch_size
 from litdata.streaming.plan import Segment, Topology
 from litdata.streaming.provenance import id_counts
+from litdata.streaming.sample_key import replaying
 from litdata.streaming.schedule import Clock, WeightSchedule
 
 #: Blocks of a worker's draws: the dataset of each draw and how many samples it takes.
@@ -312,9 +313,13 @@ class CombinedStreamingDataset(ComposedDataset):
     def read_ids(
         self, ids: Ids, *, worker: int = 0, first_step: int = 0, epoch: int = 1
     ) -> list[Any]:
-        """The samples ``ids`` name, as streaming returns them (wherever they were read)."""
-        del worker, first_step, epoch
-        return [self.datasets[position][index] for position, index in ids]
+        """The samples ``ids`` name, as streaming returns them (wherever they were read).
+
+        Random transforms draw as they did in ``epoch`` (``sample_key``).
+        """
+        del worker, first_step
+        with replaying(epoch):
+            return [self.datasets[position][index] for position, index in ids]
 
     @property
     def num_sources(self) -> int:
