@@ -26,23 +26,33 @@ from memory import PeakPss
 from rows import (
     BEFORE,
     BEFORE_ENV,
+    DECODE_LIMIT,
     ENCRYPTED,
     ENCRYPTION_ENV,
     NOVERIFY,
+    PLAIN,
     S3FS_RAW,
     STANDARD,
     VERIFYALL,
+    VISION_ENV,
 )
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 
-ALL_SYSTEMS = (*STANDARD, NOVERIFY, VERIFYALL, BEFORE, S3FS_RAW, *ENCRYPTED)
+ALL_SYSTEMS = (*STANDARD, NOVERIFY, VERIFYALL, BEFORE, S3FS_RAW, *ENCRYPTED, PLAIN, DECODE_LIMIT)
 PEER_SYSTEMS = {"litdata", "mosaic", "webdataset", "litdata-fernet", "litdata-fernet-chunk"}
 #: Systems that read another system's prepared dataset (the same files, the same objects).
-DATASET_OF = {NOVERIFY: "ours", VERIFYALL: "ours", BEFORE: "ours", S3FS_RAW: "ours"}
+DATASET_OF = {
+    NOVERIFY: "ours",
+    VERIFYALL: "ours",
+    BEFORE: "ours",
+    S3FS_RAW: "ours",
+    PLAIN: "ours",
+    DECODE_LIMIT: "baseline",
+}
 #: Systems whose children import our package (``PYTHONPATH=<repo>``).
-OURS_SYSTEMS = {"ours", NOVERIFY, VERIFYALL, BEFORE, "ours-fernet", "ours-fernet-chunk"}
+OURS_SYSTEMS = {"ours", NOVERIFY, VERIFYALL, BEFORE, "ours-fernet", "ours-fernet-chunk", PLAIN}
 
 
 @dataclass
@@ -110,6 +120,8 @@ def child_command(settings: Settings, system: str) -> tuple[list[str], dict[str,
         env["LITDATA_VERIFY"] = "0"
     if system == VERIFYALL:
         env["LITDATA_VERIFY"] = "always"
+    if system == PLAIN:
+        env[VISION_ENV] = "plain"
     if system in ENCRYPTED:
         env[ENCRYPTION_ENV] = "chunk" if system.endswith("-chunk") else "sample"
     return [python], env

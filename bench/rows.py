@@ -69,6 +69,11 @@ S3FS_RAW = "s3fs-raw"
 #: Ours and LitData writing and reading Fernet-encrypted datasets (per sample, LitData's
 #: default level; ``-chunk``: whole chunks), the key saved next to the chunks.
 ENCRYPTION_ENV = "LITDATA_BENCH_ENCRYPTION"
+#: W6: ours with the plain Pillow recipe in ``transform=`` (``ours`` runs the fused crop), and
+#: the decode limit (the fastest decoder's full decode from RAM on one thread x cores).
+PLAIN = "ours-plain"
+DECODE_LIMIT = "decode-limit"
+VISION_ENV = "LITDATA_BENCH_VISION"
 ENCRYPTED = ("ours-fernet", "ours-fernet-chunk", "litdata-fernet", "litdata-fernet-chunk")
 
 
@@ -209,6 +214,37 @@ ROWS: dict[str, Row] = {
             ),
             systems=("ours", "litdata", "baseline", NOVERIFY, BEFORE),
             notes=MODE_NOTES,
+        ),
+        Row(
+            "vision",
+            "stream",
+            ("W6",),
+            (
+                Metric("samples_per_s", "img/s", True, 0),
+                Metric("cpu_s_per_1k", "CPU s / 1k img", False, 2),
+                Metric("first_batch_ms", "first batch ms", False, 0),
+                PSS,
+            ),
+            variants=worker_variants((0, 1, 2)),
+            needs_dataset=True,
+            description=(
+                "W6: one shuffled epoch of 10,000 ImageNet-like JPEGs, decode +"
+                " RandomResizedCrop(224) + flip to uint8 CHW, batch 256; CPU s of the whole"
+                " process tree per 1,000 images"
+            ),
+            systems=("ours", PLAIN, "litdata", "baseline", DECODE_LIMIT),
+            notes={
+                **MODE_NOTES,
+                "ours": "fused: ld.vision.RandomResizedCrop(224, field='image') in transform=",
+                PLAIN: "ours' dataset with the plain recipe (Pillow decode + the same crop) in"
+                " transform=",
+                "litdata": "the same JPEG bytes written by its optimize, the plain recipe in"
+                " transform=",
+                "baseline": "a torch Dataset over the 10,000 JPEG files + the plain recipe,"
+                " torch DataLoader",
+                DECODE_LIMIT: "the fastest decoder's full decode from RAM, one thread's rate x"
+                " max(1, min(workers, cores)); not a loader",
+            },
         ),
         Row(
             "encrypted",

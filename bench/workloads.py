@@ -72,6 +72,13 @@ WORKLOADS: dict[str, Workload] = {
     "W4": Workload(
         "W4", "image", W1_COUNT, 64, "W1 with the first 10% of optimize inputs 10x slower"
     ),
+    "W6": Workload(
+        "W6",
+        "vision",
+        10_000,
+        256,
+        "10k ImageNet-like JPEG photos (median ~500x375, q90); RandomResizedCrop(224) + flip",
+    ),
     "W5": Workload(
         "W5",
         "jpeg",
@@ -81,7 +88,7 @@ WORKLOADS: dict[str, Workload] = {
     ),
 }
 #: Kinds stored as W1 is (``images.bin`` + offsets + labels).
-IMAGE_KINDS = ("image", "jpeg")
+IMAGE_KINDS = ("image", "jpeg", "vision")
 
 RANDOM_ACCESS_COUNT = 1_000
 REMOTE_RANDOM_COUNT = 200  # remote-random: the first 200 of the same indices
@@ -173,6 +180,17 @@ def decode_jpeg(sample: dict[str, Any]) -> dict[str, Any]:
     return {"image": torch.from_numpy(pixels), "label": int(sample["label"])}
 
 
+def _generate_w6(out: Path) -> None:
+    from vision_data import generate_w6
+
+    generate_w6(out)
+
+
+def _vision_expected(root: Path) -> dict[str, int]:
+    labels = np.load(source_dir("W6", root) / "labels.npy")
+    return {"count": len(labels), "a": int(labels.sum()), "b": 0}
+
+
 def _generate_w2(out: Path) -> None:
     rng = np.random.default_rng(2)
     tokens = rng.integers(0, 50_257, size=W2_BLOCKS * W2_BLOCK, dtype=np.uint16)
@@ -195,6 +213,7 @@ def ensure_data(root: Path | None = None, log: Any = print) -> Path:
         ("W2", _generate_w2),
         ("W3", _generate_w3),
         ("W5", _generate_w5),
+        ("W6", _generate_w6),
     )
     for name, gen in generators:
         out = root / name
@@ -212,6 +231,9 @@ def ensure_data(root: Path | None = None, log: Any = print) -> Path:
     known = json.loads(checks.read_text())
     if "W5" not in known:  # checksums written before W5 existed
         known["W5"] = _expected_of(Source("W5", root))
+        checks.write_text(json.dumps(known, indent=1))
+    if "W6" not in known:  # ... or W6: its crops are random, so counts and labels only
+        known["W6"] = {"full": _vision_expected(root)}
         checks.write_text(json.dumps(known, indent=1))
     fingerprints = source_dir("W2", root) / FINGERPRINTS_FILE
     if not fingerprints.exists():
@@ -353,6 +375,14 @@ class Checker:
         self.count += len(labels)
         self.a += int(labels.sum())
         self.b = (self.b + int(pixels[:, ::17, ::13, :].astype(np.int64).sum())) & MASK64
+
+    def add_vision(self, images: Any, labels: Any) -> None:
+        """A W6 batch: one contiguous ``[B, 3, 224, 224]`` uint8 tensor and its labels."""
+        from vision_data import check_batch
+
+        count, label_sum = check_batch(images, labels)
+        self.count += count
+        self.a += label_sum
 
     def add_tokens(self, blocks: Any) -> None:
         """A W2 batch (2-D) or one block (1-D) of uint16 tokens."""
@@ -516,6 +546,7 @@ def compute_expected(root: Path) -> dict[str, dict[str, dict[str, int]]]:
         out[name] = {"full": full.result(), "random": rand.result()}
     out["W4"] = out["W1"]
     out["W5"] = _expected_of(Source("W5", root))
+    out["W6"] = {"full": _vision_expected(root)}
     return out
 
 

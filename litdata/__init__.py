@@ -156,6 +156,7 @@ __all__ = [
     "optimize_hf",
     "register_namedtuple",
     "train_test_split",
+    "vision",
     "walk",
     "write_dataset",
 ]
@@ -211,11 +212,14 @@ _LAZY = {
 
 
 _LAZY.update(dict.fromkeys(_ERRORS, "litdata.core.errors"))
+#: Subpackages reached as attributes (``ld.vision.RandomResizedCrop``, ``ld.errors``), imported on
+#: first use.
+_SUBPACKAGES = ("vision", "errors")
 
 
 def __getattr__(name: str) -> Any:
-    if name == "errors":  # the exceptions' own module, imported when first named
-        return importlib.import_module("litdata.errors")
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"litdata.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'litdata' has no attribute {name!r}")

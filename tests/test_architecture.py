@@ -88,6 +88,7 @@ LAYERS = [
     ("observe", ["observe"]),
     ("streaming and processing", ["streaming", "processing"]),
     ("plugins", ["plugins"]),
+    ("vision", ["vision"]),
     ("face", ["__init__", "__main__", "compat", "errors", "cli", "testing"]),
 ]
 

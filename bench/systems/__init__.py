@@ -24,6 +24,8 @@ MODULES = {
     "webdataset": "webdataset_peer",
     "baseline": "baseline",
     "s3fs-raw": "s3fs_raw",
+    "ours-plain": "ours",  # ours reading W6 with the plain Pillow recipe (LITDATA_BENCH_VISION)
+    "decode-limit": "decode_limit",
 }
 
 

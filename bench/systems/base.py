@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from memory import tree_pss_kib
+from memory import descendants, tree_pss_kib
 from workloads import (
     REMOTE_RANDOM_COUNT,
     W2_BLOCK,
@@ -54,6 +54,8 @@ def add_batch(checker: Checker, batch: Any, kind: str) -> None:
             checker.add_images(batch[0], batch[1])
     elif kind == "jpeg":
         checker.add_jpegs(batch["image"], batch["label"])
+    elif kind == "vision":
+        checker.add_vision(batch["image"], batch["label"])
     elif kind == "tokens":
         checker.add_tokens(batch["tokens"] if isinstance(batch, dict) else batch)
     elif isinstance(batch, dict):
@@ -81,10 +83,31 @@ class EpochTimes(NamedTuple):
     seconds: float
     first_batch_ms: float
     pss_end_mb: float
+    cpu_s: float  # CPU seconds of the whole process tree during the epoch
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_s() -> float:
+    """CPU seconds (user + system) of this process, its reaped children and live descendants."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+    for pid in descendants(os.getpid())[1:]:  # [0] is this process
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone (and reaped: counted above, or by its parent's exit)
+        total += (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+    return total
 
 
 def _epoch(make_loader: Callable[[], Iterable[Any]], add: Callable[[Any], None]) -> EpochTimes:
     """Time one epoch from building the loader to its last batch, handing each batch to ``add``."""
+    cpu_start = tree_cpu_s()
     start = time.perf_counter()
     loader = make_loader()
     first = None
@@ -93,8 +116,9 @@ def _epoch(make_loader: Callable[[], Iterable[Any]], add: Callable[[Any], None])
             first = time.perf_counter() - start
         add(batch)
     elapsed = time.perf_counter() - start
+    cpu = tree_cpu_s() - cpu_start  # workers still alive: counted from /proc
     pss_end = pss_now_mb()  # untimed, while the loader and its datasets are still alive
-    return EpochTimes(elapsed, (first or 0.0) * 1e3, pss_end)
+    return EpochTimes(elapsed, (first or 0.0) * 1e3, pss_end, cpu)
 
 
 def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int) -> dict[str, Any]:
@@ -114,6 +138,7 @@ def time_stream(make_loader: Callable[[], Iterable[Any]], kind: str, count: int)
         "pss_end_mb": times.pss_end_mb,
         "metrics": {
             "samples_per_s": got["count"] / elapsed if elapsed > 0 else 0.0,
+            "cpu_s_per_1k": times.cpu_s * 1000 / max(1, got["count"]),
             "epoch_s": elapsed,
             "first_batch_ms": times.first_batch_ms,
             "batches": batches,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from vision_data import plain_transform
 from workloads import (
     IMAGE_KINDS,
     W1_COUNT,
@@ -64,6 +65,21 @@ class MemmapDataset:
         if self.kind == "tokens":
             return torch.from_numpy(np.array(a["tokens"][i * W2_BLOCK : (i + 1) * W2_BLOCK]))
         return {"x": torch.from_numpy(np.array(a["x"][i])), "y": int(a["y"][i])}
+
+
+class FolderDataset:
+    """W6's file-folder baseline: a map-style Dataset over ``files/NNNNN.jpg``, Pillow recipe."""
+
+    def __init__(self, directory: Path) -> None:
+        self.files = sorted((Path(directory) / "files").glob("*.jpg"))
+        self.labels = np.load(Path(directory) / "labels.npy")
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, i: int) -> Any:
+        sample = {"image": self.files[i].read_bytes(), "label": int(self.labels[i])}
+        return plain_transform(sample)
 
 
 class Baseline(System):
@@ -132,7 +148,9 @@ class Baseline(System):
         spec = WORKLOADS[workload]
 
         def make() -> Any:
-            ds = MemmapDataset(self.dataset_dir(workload), spec.kind)
+            directory = self.dataset_dir(workload)
+            vision = spec.kind == "vision"
+            ds = FolderDataset(directory) if vision else MemmapDataset(directory, spec.kind)
             extra = {"collate_fn": collate_images} if spec.kind == "image" else {}
             return torch.utils.data.DataLoader(
                 ds, batch_size=spec.batch_size, shuffle=shuffle, num_workers=num_workers, **extra

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rows import ENCRYPTION_ENV
+from vision_data import plain_transform
 from workloads import (
     MIX_SEED,
     MIX_WEIGHTS,
@@ -153,8 +154,14 @@ class LitDataAPI(System):
             kwargs["shuffle"] = True
         if WORKLOADS[workload].kind == "jpeg":
             kwargs["transform"] = decode_jpeg
+        if WORKLOADS[workload].kind == "vision":
+            kwargs["transform"] = self._vision_transform()
         kwargs.update(self._encryption(dataset))
         return self._litdata().StreamingDataset(str(dataset), **kwargs)
+
+    def _vision_transform(self) -> Any:
+        """W6's transform: the plain Pillow recipe (ours overrides it with the fused one)."""
+        return plain_transform
 
     def random(self, workload: str, dataset: Path) -> dict[str, Any]:
         return time_random(lambda: self._open(workload, dataset), workload)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+from rows import VISION_ENV
+from vision_data import fused_transform, plain_transform
 from workloads import WORKLOADS, optimize_fn, optimize_inputs
 
 from systems.base import fresh_dir, timed
@@ -19,6 +22,12 @@ class Ours(LitDataAPI):
     def import_s3_client(self) -> None:
         """The ``s3`` storage plugin: s3fs, aiobotocore, aiohttp (~0.26 s of imports)."""
         import litdata.plugins.storage.s3  # noqa: F401
+
+    def _vision_transform(self) -> Any:
+        """Fused ``litdata.vision.RandomResizedCrop``; the plain recipe for ``ours-plain``."""
+        if os.environ.get(VISION_ENV) == "plain":
+            return plain_transform
+        return fused_transform()
 
     def write(self, workload: str, out: Path) -> dict[str, Any]:
         from litdata.processing.write import write_dataset

@@ -25,6 +25,7 @@ from litdata.engine.reader import DatasetReader, PartsGone, position_of
 from litdata.streaming.control.provenance import NamedBatches
 from litdata.streaming.epoch.plan import Segment, Segments, Topology, worker_plan, worker_sizes
 from litdata.streaming.epoch.regions import Region, RegionIndex
+from litdata.streaming.epoch.sample_key import SampleKey, replay_epoch, transforming
 from litdata.streaming.epoch.shuffles import (
     CheckedShuffle,
     ShuffleSetting,
@@ -298,9 +299,15 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
         own = getattr(self, "transform", None)
         return (*self.transforms, own) if callable(own) else self.transforms
 
-    def _transformed(self, sample: Any) -> Any:
-        for transform in self._all_transforms:
-            sample = transform(sample)
+    def _transformed(self, sample: Any, index: int) -> Any:
+        """``sample`` through the transforms, with ``index``'s key current (``sample_key``)."""
+        transforms = self._all_transforms
+        if not transforms:
+            return sample
+        epoch = replay_epoch() or self.current_epoch
+        with transforming(SampleKey(self.seed, epoch, index, self.input_dir)):
+            for transform in transforms:
+                sample = transform(sample)
         return sample
 
     def __getitem__(self, index: int | slice | str | ChunkedIndex) -> Any:
@@ -311,11 +318,12 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
             return self.get_by_key(index)
         if isinstance(index, ChunkedIndex):
             position = index.index - self._reader.chunk_start(index.chunk_index)
-            return self._transformed(self._reader.read(index.chunk_index, position))
+            sample = self._reader.read(index.chunk_index, position)
+            return self._transformed(sample, index.index)
         if not isinstance(index, int):
             raise TypeError(f"Indices are ints, slices or str keys, not {type(index).__name__}")
         position = position_of(index, count)
-        return self._transformed(self._reader.read(*self._regions.locate(position)))
+        return self._transformed(self._reader.read(*self._regions.locate(position)), position)
 
     def get_by_key(self, key: int | str) -> Any:
         """The sample whose key (from ``optimize(..., key_fn=...)``) is ``key``.
@@ -327,7 +335,8 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
             KeyError: No sample has that key, or the dataset has no ``keys/`` sidecar.
             TypeError: ``key`` is not an int or a str.
         """
-        return self._transformed(self._reader[self._reader.find_key(key)])
+        found = self._reader.find_key(key)
+        return self._transformed(self._reader[found], found)
 
     def subset(self, indices: Sequence[int] | slice) -> StreamingDataset:
         """A dataset reading only the items at ``indices`` (in that order).
@@ -405,7 +414,7 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
             for number, segment in enumerate(segments):
                 region = regions.region(segment.region)
                 order = strategy.item_order(segment.region, region.size, seed, epoch)
-                start = region.start
+                start, first_id = region.start, regions.first(segment.region)
                 # A chunk still downloading in parts serves the items of the parts that
                 # arrived (verified); once it is complete, it is opened as usual.
                 early = None if overridden else reader.arriving(region.chunk)
@@ -433,7 +442,10 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
                     elif run is None:
                         run = [read(chunk, start + position) for position in positions]
                     if transforms and not overridden:
-                        run = [self._transformed(sample) for sample in run]
+                        run = [
+                            self._transformed(sample, int(first_id + position))
+                            for sample, position in zip(run, positions, strict=True)
+                        ]
                     yield run
                 if chunk is None:  # read from its parts: the prefetcher hands it over now
                     reader.chunk(region.chunk)

@@ -31,6 +31,7 @@ from litdata.streaming.workers.batching import (
     labelled,
     mixed_id_batches,
 )
+from litdata.streaming.epoch.sample_key import replaying
 
 #: Blocks of a worker's draws: the dataset of each draw and how many samples it takes.
 Draws = Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]
@@ -312,9 +313,13 @@ class CombinedStreamingDataset(ComposedDataset):
     def read_ids(
         self, ids: Ids, *, worker: int = 0, first_step: int = 0, epoch: int = 1
     ) -> list[Any]:
-        """The samples ``ids`` name, as streaming returns them (wherever they were read)."""
-        del worker, first_step, epoch
-        return [self.datasets[position][index] for position, index in ids]
+        """The samples ``ids`` name, as streaming returns them (wherever they were read).
+
+        Random transforms draw as they did in ``epoch`` (``sample_key``).
+        """
+        del worker, first_step
+        with replaying(epoch):
+            return [self.datasets[position][index] for position, index in ids]
 
     @property
     def num_sources(self) -> int:

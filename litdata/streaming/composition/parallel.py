@@ -26,6 +26,7 @@ from litdata.streaming.epoch.plan import Segment, Topology, budgets, skip
 from litdata.streaming.epoch.schedule import Clock
 from litdata.streaming.epoch.topology import logical_worker, rank_and_world
 from litdata.streaming.options import check_batch_size
+from litdata.streaming.epoch.sample_key import replaying
 from litdata.streaming.workers.batching import BatchIds, Ids, IdTaker, LoaderProgress
 
 __all__ = ["ParallelStreamingDataset"]
@@ -347,15 +348,16 @@ class ParallelStreamingDataset(ComposedDataset):
         """
         width = len(self.datasets)
         steps = [ids[start : start + width] for start in range(0, len(ids), width)]
-        return [
-            self._apply(
-                tuple(self.datasets[position][index] for position, index in step),
-                worker,
-                first_step + number,
-                epoch,
-            )
-            for number, step in enumerate(steps)
-        ]
+        with replaying(epoch):  # random transforms of the children draw as in ``epoch``
+            return [
+                self._apply(
+                    tuple(self.datasets[position][index] for position, index in step),
+                    worker,
+                    first_step + number,
+                    epoch,
+                )
+                for number, step in enumerate(steps)
+            ]
 
     @property
     def num_sources(self) -> int:

@@ -18,6 +18,7 @@ import torch
 
 from litdata.streaming.epoch.plan import Segment, Topology
 from litdata.streaming.epoch.regions import RegionIndex
+from litdata.streaming.epoch.sample_key import replaying
 from litdata.streaming.epoch.schedule import Clock
 from litdata.streaming.epoch.shuffles import CheckedShuffle
 from litdata.streaming.workers.batching import BatchIds, Ids, single_id_batches
@@ -222,7 +223,9 @@ class NamedBatches:
     ) -> list[Any]:
         """The samples ``ids`` name (every dataset index is 0), as streaming returns them.
 
-        Where they were read (``worker``, ``first_step``, ``epoch``) does not change them.
+        Where they were read (``worker``, ``first_step``) does not change them; ``epoch`` is
+        the key random transforms draw from (``sample_key``), so they draw as they did then.
         """
-        del worker, first_step, epoch
-        return [self[index] for _, index in ids]
+        del worker, first_step
+        with replaying(epoch):
+            return [self[index] for _, index in ids]
