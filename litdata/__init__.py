@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from litdata.streaming.dataset import StreamingDataset
     from litdata.streaming.schedule import WeightSchedule
     from litdata.streaming.split import train_test_split
+    from litdata.view import view
 
 __all__ = [
     "Audio",
@@ -109,6 +110,7 @@ __all__ = [
     "optimize_hf",
     "register_namedtuple",
     "train_test_split",
+    "view",
     "walk",
     "write_dataset",
 ]
@@ -161,6 +163,7 @@ _LAZY = {
     "StreamingRawDataset": "litdata.plugins.formats.raw.dataset",
     "list_media_folder": "litdata.plugins.formats.raw.media",
     "iter_webdataset_tar": "litdata.plugins.formats.webdataset.tars",
+    "view": "litdata.view",
 }
 
 

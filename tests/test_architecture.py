@@ -88,7 +88,7 @@ LAYERS = [
     ("observe", ["observe"]),
     ("streaming and processing", ["streaming", "processing"]),
     ("plugins", ["plugins"]),
-    ("face", ["__init__", "__main__", "compat", "cli", "testing"]),
+    ("face", ["__init__", "__main__", "compat", "cli", "testing", "view"]),
 ]
 
 
