@@ -132,6 +132,10 @@ async def _static(request: web.Request) -> web.StreamResponse:
     return web.Response(body=body, content_type=_STATIC[name], charset="utf-8")
 
 
+async def _no_icon(_: web.Request) -> web.StreamResponse:
+    return web.Response(status=204)
+
+
 async def _datasets(request: web.Request) -> web.StreamResponse:
     sources = request.app[_SOURCES]
     return web.json_response(
@@ -330,6 +334,7 @@ def build_app(
     get = app.router.add_get
     get("/", _page)
     get("/static/{name}", _static)
+    get("/favicon.ico", _no_icon)
     for path, handler in (
         ("datasets", _datasets),
         ("overview", _overview),

@@ -148,11 +148,11 @@ async function showSamples() {
   if (chosen) chosen.scrollIntoView({ block: "center" });
 }
 
-function goTo(index) {
+function goTo(index, exact) {
   state.filter = null;
   showFilter();
   state.selected = index;
-  state.start = Math.floor(index / PAGE) * PAGE;
+  state.start = exact ? index : Math.floor(index / PAGE) * PAGE;
   tab("samples");
 }
 
@@ -171,7 +171,7 @@ async function showOverview() {
   $("chunk-map").replaceChildren(...map.chunks.map((c, k) => {
     const bar = el("div", { class: "chunk-bar" + (c.cached ? " cached" : ""), title: c.name + ": " + c.items + " items, " + size(c.bytes) + (c.cached ? ", local" : ", not cached"), data: { chunk: k, start: c.start } });
     bar.style.height = Math.max(3, (100 * c.bytes) / biggest) + "%";
-    bar.addEventListener("click", () => goTo(c.start));
+    bar.addEventListener("click", () => goTo(c.start, true));
     return bar;
   }));
   $("chunk-note").textContent = map.shown < map.total ? "showing the first " + map.shown + " of " + map.total + " chunks" : map.total + " chunks";
