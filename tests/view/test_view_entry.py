@@ -8,11 +8,11 @@ import subprocess
 import urllib.request
 
 import pytest
+from support.cli_process import cli_argv, cli_env, litdata
 
 import litdata as ld
 from litdata.plugins.encryption.fernet import FernetEncryption
 from litdata.view import start
-from support.cli_process import cli_argv, cli_env, litdata
 
 
 def _items(url: str) -> list[int]:
