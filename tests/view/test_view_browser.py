@@ -180,9 +180,10 @@ def test_thumbnails_are_really_decoded(page, shots):
     page.find_element(By.ID, "lightbox").click()
 
 
-def test_a_histogram_click_filters_the_grid(page):
+def test_a_histogram_click_filters_the_grid(page, shots):
     tab(page, "stats")
     wait(page, lambda d: d.find_element(By.ID, "stats-progress").text.startswith("done"))
+    screenshot(page, shots, "statistics")
     assert f"over all {GALLERY_ITEMS} samples" in page.find_element(By.ID, "stats-progress").text
     page.find_element(By.CSS_SELECTOR, ".bar[data-field=label][data-bar='2']").click()
     grid_shows(page, list(range(2, GALLERY_ITEMS, 4)))
