@@ -146,22 +146,19 @@ def test_paging_jump_and_key_lookup(page, shots):
     )
 
 
+def decoded_thumbnails(browser: Any) -> list[int] | None:
+    """The natural widths of the grid's thumbnails once every one is decoded, else ``None``."""
+    widths = browser.execute_script(
+        "return [...document.querySelectorAll('#grid img.thumb')]"
+        ".map(i => i.complete ? i.naturalWidth : 0)"
+    )
+    return widths if widths and all(widths) else None
+
+
 def test_thumbnails_are_really_decoded(page, shots):
     tab(page, "samples")
     grid_shows(page, list(range(50)))
-    widths = wait(
-        page,
-        lambda d: (
-            (
-                w := d.execute_script(
-                    "return [...document.querySelectorAll('#grid img.thumb')]"
-                    ".map(i => i.complete ? i.naturalWidth : 0)"
-                )
-            )
-            and all(w)
-            and w
-        ),
-    )
+    widths = wait(page, decoded_thumbnails)
     assert len(widths) == 50
     assert widths[:5] == [32, 40, 48, 56, 64]
     heat = page.execute_script(
@@ -219,19 +216,7 @@ def test_parquet_s3_and_encrypted_datasets(page, shots):
     assert texts[:2] == ["hidden 0", "hidden 1"]
     dataset(page, S3)
     grid_shows(page, list(range(50)))
-    widths = wait(
-        page,
-        lambda d: (
-            (
-                w := d.execute_script(
-                    "return [...document.querySelectorAll('#grid img.thumb')]"
-                    ".map(i => i.complete ? i.naturalWidth : 0)"
-                )
-            )
-            and all(w)
-            and w
-        ),
-    )
+    widths = wait(page, decoded_thumbnails)
     assert len(widths) == 50
     assert "request" in page.find_element(By.ID, "cost").text
 
