@@ -230,3 +230,20 @@ def test_concurrent_requests_are_served(viewer):
 def test_attacks_come_back_as_plain_strings(viewer):
     rows = api(viewer, f"samples?ds={GALLERY}&indices=3,4,5")["rows"]
     assert [row["cells"]["caption"]["value"] for row in rows] == list(ATTACKS.values())
+
+
+def test_a_large_dataset_is_described_through_a_seeded_uniform_sample(viewer, monkeypatch):
+    from litdata.view import stats
+
+    monkeypatch.setattr(stats, "FULL_LIMIT", 50)
+    monkeypatch.setattr(stats, "SAMPLE_SIZE", 30)
+    source = viewer.sources[GALLERY]
+    first, second = stats.Statistics(source), stats.Statistics(source)
+    assert not first.whole
+    assert first.indices.tolist() == second.indices.tolist()  # the same seed, the same sample
+    assert len(set(first.indices.tolist())) == 30
+    while not first.finished:
+        first.step()
+    found = first.result()
+    assert (found["whole"], found["done"], found["items"]) == (False, 30, GALLERY_ITEMS)
+    assert sum(bar["count"] for bar in found["fields"]["label"]["histograms"]["value"]) == 30
