@@ -17,6 +17,7 @@ _EXAMPLES = """examples:
   litdata view s3://bucket/ds --port 8080 --open
   litdata view ./enc --key key.json             password from $LITDATA_KEY_PASSWORD
   litdata view ./ds --provenance ./ids          with the training-step page
+  litdata view --raw ./photos                   a folder of files, one item each
 
 The viewer has no login: it binds loopback unless --host says otherwise."""
 
@@ -40,6 +41,9 @@ def add_parser(commands: Any) -> None:
         "password is read from $LITDATA_KEY_PASSWORD",
     )
     parser.add_argument("--provenance", help="a loader's provenance log (provenance_dir)")
+    parser.add_argument(
+        "--raw", action="store_true", help="folders of files (images, audio...), one item each"
+    )
     parser.set_defaults(run=run)
 
 
@@ -71,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
             encryption=encryption,
             cache_dir=args.cache_dir,
             provenance_dir=args.provenance,
+            raw=args.raw,
         )
     except (LitdataError, OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)

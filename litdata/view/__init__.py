@@ -13,7 +13,9 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from litdata.core.location import Location
 from litdata.core.protocols import Encryptor
+from litdata.view.items import ItemsSource
 from litdata.view.running import Viewer
 from litdata.view.source import Source
 
@@ -28,17 +30,25 @@ def _sources(
     encryption: Encryptor | None,
     storage_options: Mapping[str, Any] | None,
     cache_dir: str | None,
+    raw: bool = False,
 ) -> list[Source]:
     """The sources for a path or URL, a list of them, or (combined) streaming datasets."""
     children = getattr(target, "datasets", None)
     if isinstance(children, Sequence) and not isinstance(target, str | bytes):
         return [
-            s for child in children for s in _sources(child, encryption, storage_options, cache_dir)
+            s
+            for child in children
+            for s in _sources(child, encryption, storage_options, cache_dir, raw)
         ]
     if isinstance(target, list | tuple):
         return [
-            s for item in target for s in _sources(item, encryption, storage_options, cache_dir)
+            s
+            for item in target
+            for s in _sources(item, encryption, storage_options, cache_dir, raw)
         ]
+    location = getattr(target, "location", None)
+    if isinstance(location, Location) and hasattr(target, "items"):  # a StreamingRawDataset
+        return [ItemsSource.raw(location, cache_dir=cache_dir)]
     reader = getattr(target, "_reader", None)  # a StreamingDataset: view what it reads
     if reader is not None:
         return [
@@ -49,6 +59,8 @@ def _sources(
                 cache_dir=getattr(target, "cache_dir", None),
             )
         ]
+    if raw:
+        return [ItemsSource.raw(target, storage_options=storage_options, cache_dir=cache_dir)]
     return [
         Source.open(
             target, encryption=encryption, storage_options=storage_options, cache_dir=cache_dir
@@ -65,20 +77,24 @@ def start(
     storage_options: Mapping[str, Any] | None = None,
     cache_dir: str | None = None,
     provenance_dir: str | os.PathLike[str] | None = None,
+    raw: bool = False,
 ) -> Viewer:
     """Start a viewer over ``dataset`` and return it (``.url``; ``.close()`` stops it).
 
     Args:
         dataset: A path or URL (any format litdata reads), a ``StreamingDataset``, a
-            ``CombinedStreamingDataset`` (each of its datasets is shown), or a list of these.
+            ``CombinedStreamingDataset`` (each of its datasets is shown), a
+            ``StreamingRawDataset`` (its files, one item each), or a list of these.
         host: The address to bind; loopback by default (the viewer has no authentication).
         port: The port; 0 picks a free one.
         encryption: The key of an encrypted dataset (the encryptor it was written with).
         storage_options: Options for a remote dataset's storage backend.
         cache_dir: Where fetched chunks are kept.
         provenance_dir: A ``StreamingDataLoader``'s provenance log: the training-step page.
+        raw: Show the paths and URLs given as folders of files read as they are (as
+            ``StreamingRawDataset`` reads them: images, audio...), one item per file.
     """
-    sources = _sources(dataset, encryption, storage_options, cache_dir)
+    sources = _sources(dataset, encryption, storage_options, cache_dir, raw)
     return Viewer(sources, host=host, port=port, provenance_dir=provenance_dir)
 
 

@@ -89,3 +89,21 @@ def test_the_command_opens_an_encrypted_dataset_with_its_key(tmp_path):
         finally:
             process.send_signal(signal.SIGINT)
             process.wait(timeout=30)
+
+
+def test_a_folder_of_raw_files_is_shown_one_item_per_file(tmp_path):
+    from support.view_data import png
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"p{i}.png").write_bytes(png(20 + i, 10, i * 50))
+    (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnope")
+    for target, raw in ((str(folder), True), (ld.StreamingRawDataset(folder), False)):
+        with start(target, raw=raw, cache_dir=str(tmp_path / "cache")) as viewer:
+            assert _items(viewer.url) == [4]
+            url = viewer.url + "api/samples?ds=0&start=0&count=4"
+            with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310
+                cells = [row["cells"]["value"] for row in json.load(response)["rows"]]
+            kinds = sorted(cell["kind"] for cell in cells)
+            assert kinds == ["error", "image", "image", "image"]
