@@ -37,6 +37,8 @@ CSP = (
     "frame-ancestors 'none'"
 )
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+#: Bytes of audio or video one answer sends.
+MAX_MEDIA = 64 << 20
 #: Characters of a key to look up.
 MAX_KEY = 1024
 #: Indices one filter returns (the grid pages through them).
@@ -236,6 +238,8 @@ def _render(value: Any, view: str) -> tuple[bytes, str]:
         found = sniff(bytes(value[:16]))
         if found is None or found[0] not in ("audio", "video"):
             raise _Refused("the field is neither audio nor video")
+        if len(value) > MAX_MEDIA:
+            raise _Refused(f"{len(value):,} bytes of media is over the viewer's {MAX_MEDIA:,}", 422)
         return bytes(value), found[1]
     raise _Refused(f"view must be thumb, full, heat, text or media, not {view[:20]!r}")
 

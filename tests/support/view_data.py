@@ -42,6 +42,20 @@ def png(width: int, height: int, shade: int) -> bytes:
     return buffer.getvalue()
 
 
+def wav(i: int) -> bytes:
+    """A real WAV file: 10 ms of a tone."""
+    import wave
+
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        tone = (np.sin(np.arange(80) * (0.1 + i / 100)) * 8000).astype("<i2")
+        out.writeframes(tone.tobytes())
+    return buffer.getvalue()
+
+
 def bomb_png(side: int = 8_000) -> bytes:
     """A valid PNG header claiming ``side`` x ``side`` pixels, with a tiny body."""
 
@@ -77,7 +91,8 @@ def _gallery_key(sample: dict[str, Any]) -> str:
 def _hostile(folder: Path) -> Path:
     good = png(40, 30, 10)
     images = [good, b"\x89PNG\r\n\x1a\n" + b"not really a png" * 4, bomb_png()]
-    ld.write_dataset(({"n": i, "image": images[i % 3]} for i in range(30)), folder, chunk_size=10)
+    samples = ({"n": i, "image": images[i % 3], "sound": wav(i)} for i in range(30))
+    ld.write_dataset(samples, folder, chunk_size=10)
     chunk = folder / "chunk-0-1.bin"  # samples 10-19
     chunk.write_bytes(chunk.read_bytes()[:-40])
     return folder

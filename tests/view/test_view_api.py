@@ -102,6 +102,18 @@ def test_hostile_samples_are_error_cells_and_the_server_stays_up(viewer):
     assert api(viewer, "datasets")["datasets"][HOSTILE]["items"] == 30
 
 
+def test_audio_is_served_as_itself(viewer):
+    cell = api(viewer, f"sample?ds={HOSTILE}&i=0")["cells"]["sound"]
+    assert cell["kind"] == "audio"
+    assert cell["mime"] == "audio/wav"
+    status, headers, body = fetch(viewer, f"api/field?ds={HOSTILE}&i=0&field=sound&view=media")
+    assert status == 200
+    assert headers["Content-Type"] == "audio/wav"
+    assert body[:4] == b"RIFF"
+    assert len(body) == cell["size"]
+    assert fetch(viewer, f"api/field?ds={HOSTILE}&i=0&field=n&view=media")[0] == 400
+
+
 def test_key_lookup_jump_and_bad_requests(viewer):
     assert api(viewer, f"key?ds={GALLERY}&key=img-0010")["index"] == 10
     assert fetch(viewer, f"api/key?ds={GALLERY}&key=nope")[0] == 404
