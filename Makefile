@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 AZURITE_VERSION ?= 3.37.0
 AZURITE := .ci/node_modules/.bin/azurite-blob
 
-.PHONY: demo test faults lint bench clean azurite
+.PHONY: demo test faults lint bench clean azurite chromium view-test
 
 # (Re)create the virtualenv when pyproject.toml changes. torch is pinned to the local CPU wheel.
 $(BASE): pyproject.toml
@@ -44,6 +44,16 @@ azurite: $(AZURITE)
 $(AZURITE):
 	npm install --prefix .ci --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
 		"azurite@$(AZURITE_VERSION)"
+
+# Debian's headless Chromium and its driver, for the viewer's browser tests (they skip without).
+chromium:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends chromium chromium-driver >/dev/null; }
+
+# The viewer's API and browser tests (screenshots in $(LITDATA_VIEW_SCREENSHOTS) when set).
+view-test: $(STAMP) chromium
+	$(BIN)/python -m pytest -q tests/view
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -7,12 +7,22 @@ import sys
 from collections.abc import Sequence
 
 from litdata.__about__ import __version__
-from litdata.cli import bench, cache, inspect, optimize, plugins, provenance, trace, verify
+from litdata.cli import (
+    bench,
+    cache,
+    inspect,
+    optimize,
+    plugins,
+    provenance,
+    trace,
+    verify,
+    view,
+)
 from litdata.cli.interruption import interrupted, watching
 
 __all__ = ["INTERRUPTED", "main"]
 
-_COMMANDS = (plugins, inspect, verify, cache, optimize, bench, trace, provenance)
+_COMMANDS = (plugins, inspect, verify, cache, optimize, bench, trace, provenance, view)
 
 _EXAMPLES = """examples:
   litdata inspect ./my-dataset          what a dataset holds
@@ -20,6 +30,7 @@ _EXAMPLES = """examples:
   litdata bench ./my-dataset            samples/s per num_workers
   litdata trace convert litdata_debug.log -o trace.json.gz
   litdata provenance ./ids --step 1200  the samples of a training step
+  litdata view ./my-dataset             browse it in a local web page
 
 Run `litdata COMMAND --help` for a command's options. Exit status: 0 success, 1 a problem
 was found or the command failed, 2 wrong usage, 130 stopped with Ctrl-C."""

@@ -16,7 +16,7 @@ from litdata.engine.boundary.resolve import resolve
 from litdata.engine.opening import Dataset, open_dataset
 from litdata.engine.reader import DatasetReader
 
-__all__ = ["add_parser", "count", "describe", "run"]
+__all__ = ["add_parser", "count", "describe", "run", "summary"]
 
 _EXAMPLES = """examples:
   litdata inspect ./my-dataset
@@ -88,7 +88,8 @@ def _written_by(dataset: Dataset) -> str:
     return f"litdata, format version {index.format_version}{extra}"
 
 
-def _summary(dataset: Dataset) -> list[tuple[str, str]]:
+def summary(dataset: Dataset) -> list[tuple[str, str]]:
+    """What `inspect` prints about a dataset: ``(name, value)`` rows."""
     index, config = dataset.index, dataset.index.config
     stored = sum(chunk.chunk_bytes for chunk in index.chunks)
     target = (
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     except (LitdataError, OSError, ValueError) as error:
         print(f"error: {in_cli_terms(str(error))}", file=sys.stderr)
         return 1
-    rows = _summary(dataset)
+    rows = summary(dataset)
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
