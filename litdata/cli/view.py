@@ -48,7 +48,7 @@ def add_parser(commands: Any) -> None:
 
 
 def _encryptor(path: str, datasets: list[str]) -> Any:
-    from litdata.core.registry import registries
+    from litdata.core.registry import kinds
     from litdata.engine.opening import open_dataset
 
     password = os.environ.get("LITDATA_KEY_PASSWORD")
@@ -58,7 +58,7 @@ def _encryptor(path: str, datasets: list[str]) -> Any:
     algorithm = settings.get("algorithm")
     if not isinstance(algorithm, str):
         raise ValueError(f"{datasets[0]} is not encrypted; drop --key")
-    return registries.encryption.load(algorithm).load(path, password)  # type: ignore[attr-defined]
+    return kinds.encryption.load(algorithm).load(path, password)  # type: ignore[attr-defined]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from litdata.core.location import Location
-from litdata.engine.reader import DatasetReader
 from litdata.engine.boundary.resolve import resolve
+from litdata.engine.reader import DatasetReader
 from litdata.view.cost import Cost, CountingStore
 from litdata.view.source import Source
 

@@ -15,9 +15,9 @@ import numpy as np
 from litdata.cli.inspect import summary
 from litdata.core.location import Location
 from litdata.core.protocols import Encryptor
+from litdata.engine.boundary.resolve import resolve
 from litdata.engine.opening import Dataset, open_dataset
 from litdata.engine.reader import DatasetReader
-from litdata.engine.boundary.resolve import resolve
 from litdata.view.cells import cell, leaf, leaves
 from litdata.view.cost import Cost, CountingStore
 from litdata.view.images import THUMB_SIDE, picture

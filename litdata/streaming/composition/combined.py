@@ -20,6 +20,7 @@ from litdata.streaming.composition.draws import Mixer, Weights, draws
 from litdata.streaming.control.provenance import id_counts
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.epoch.plan import Segment, Topology
+from litdata.streaming.epoch.sample_key import replaying
 from litdata.streaming.epoch.schedule import Clock, WeightSchedule
 from litdata.streaming.epoch.topology import logical_worker, worker_and_count
 from litdata.streaming.options import check_batch_size
@@ -31,7 +32,6 @@ from litdata.streaming.workers.batching import (
     labelled,
     mixed_id_batches,
 )
-from litdata.streaming.epoch.sample_key import replaying
 
 #: Blocks of a worker's draws: the dataset of each draw and how many samples it takes.
 Draws = Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]

@@ -23,10 +23,10 @@ import torch
 from litdata.streaming.composition.base import ComposedDataset
 from litdata.streaming.dataset import StreamingDataset
 from litdata.streaming.epoch.plan import Segment, Topology, budgets, skip
+from litdata.streaming.epoch.sample_key import replaying
 from litdata.streaming.epoch.schedule import Clock
 from litdata.streaming.epoch.topology import logical_worker, rank_and_world
 from litdata.streaming.options import check_batch_size
-from litdata.streaming.epoch.sample_key import replaying
 from litdata.streaming.workers.batching import BatchIds, Ids, IdTaker, LoaderProgress
 
 __all__ = ["ParallelStreamingDataset"]
