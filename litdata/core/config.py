@@ -52,6 +52,7 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "storage requests in flight per machine, shared by its processes",
     ),
     "LITDATA_DISABLE_PLUGIN_AUTOLOAD": ("0", "load no third-party plugin from entry points"),
+    "LITDATA_KEY_PASSWORD": ("", "the password of the key file `litdata view --key` opens"),
     "LITDATA_LOG_FILE": ("litdata_debug.log", "where the tracer writes its log"),
     "LITDATA_LOG_LEVEL": ("DEBUG when tracing", "set by the tracer for LitData's tools"),
     "LITDATA_MAX_METADATA_BYTES": ("2 GiB", "the largest index or metadata file read"),

@@ -16,7 +16,7 @@ from support.helpers import (
 
 import litdata as ld
 
-TRAINER = Path(__file__).resolve().parents[1] / "streaming" / "orphan_trainer.py"
+TRAINER = Path(__file__).resolve().parents[1] / "streaming" / "workers" / "orphan_trainer.py"
 
 
 @pytest.fixture(scope="module")

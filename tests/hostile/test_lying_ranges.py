@@ -39,7 +39,10 @@ def test_a_lying_range_answer_is_the_servers_fault(tmp_path, link, record, monke
     except StorageError as error:
         record.failed()
         message = str(error)
-        assert "ignored the Range header or cut the body short" in message
+        # The s3 plugin refuses the answer itself (and retries); the boundary's own check words it
+        # for plugins that do not.
+        told = {"ignore_range": "HTTP 200 and Content-Range None", "short_ranges": "ended early"}
+        assert told[lie] in message or "ignored the Range header or cut the body short" in message
         assert "fix the plugin" not in message
         assert url in message
         happened = "StorageError naming the URL and the server's answer, not the plugin"
