@@ -32,11 +32,12 @@ def test_the_api_reference_documents_every_public_name():
     import litdata
 
     text = API_PAGE.read_text()
-    missing = [
-        name
-        for name in litdata.__all__
-        if name not in ("__version__", "errors") and f"### `{name}" not in text
-    ]
+    subpackages = [name for name in ("errors", "vision") if f"## `litdata.{name}`" in text]
+    assert subpackages == ["errors", "vision"]
+    names = [name for name in litdata.__all__ if name not in ("__version__", *subpackages)]
+    names += [name for package in subpackages for name in getattr(litdata, package).__all__]
+    missing = [name for name in names if f"### `{name}" not in text]
     assert missing == []
     assert "(no docstring)" not in text
     assert " at 0x" not in text  # no object addresses: the page is the same on every run
+    assert str(ROOT) not in text  # nor this checkout's path

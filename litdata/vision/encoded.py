@@ -22,6 +22,9 @@ class EncodedJpeg(JPEGSerializer):
         """The leaf's JPEG bytes, undecoded."""
         return bytes(data)
 
+    def __repr__(self) -> str:
+        return "EncodedJpeg()"
+
 
 #: ``StreamingDataset(..., serializers=ld.vision.ENCODED)``: ``jpeg`` leaves as bytes.
 ENCODED: Mapping[str, Any] = {"jpeg": EncodedJpeg()}

@@ -20,8 +20,9 @@ _API_INTRO = """\
 
 Generated from the docstrings by `tests/support/reference_pages.py` (`python
 tests/support/reference_pages.py` rewrites it; a test checks that it is current). Every name
-is importable from `litdata` (`import litdata as ld; ld.optimize`); the exceptions are also
-in `litdata.errors`. LitData's own import paths (`litdata.streaming.item_loader`...) lead to
+of the first section is importable from `litdata` (`import litdata as ld; ld.optimize`); the
+subpackages' names are reached through them (`ld.vision.RandomResizedCrop`), and the
+exceptions are also importable from `litdata` itself. LitData's own import paths (`litdata.streaming.item_loader`...) lead to
 the same objects; see [migration](migration.md).
 """
 
@@ -62,21 +63,27 @@ def _entry(name: str, obj: object) -> str:
 
 
 def api_page() -> str:
-    """The API reference: every name of ``litdata.__all__``, functions and classes first."""
+    """The API reference: every name of ``litdata.__all__``, functions and classes first, then
+    each subpackage reached as an attribute (``ld.vision``, ``ld.errors``) with its own names."""
     import litdata
-    import litdata.errors
 
-    errors = set(litdata.errors.__all__)
-    public = [name for name in litdata.__all__ if name not in errors and name not in ("errors",)]
+    subpackages = sorted(
+        name for name in litdata.__all__ if inspect.ismodule(getattr(litdata, name))
+    )
+    # Names a subpackage exports too (``ld.ChunkCorruptError``) are listed under it, once.
+    elsewhere = {name for package in subpackages for name in getattr(litdata, package).__all__}
     parts = [_API_INTRO]
     parts.append("## Functions and classes\n")
-    for name in sorted(public, key=str.lower):
-        if name == "__version__":
+    for name in sorted(litdata.__all__, key=str.lower):
+        if name == "__version__" or name in subpackages or name in elsewhere:
             continue
         parts.append(_entry(name, getattr(litdata, name)))
-    parts.append("## Exceptions (`litdata.errors`)\n")
-    parts.append((inspect.getdoc(litdata.errors) or "") + "\n")
-    parts.extend(_entry(name, getattr(litdata.errors, name)) for name in sorted(errors))
+    for package in subpackages:
+        module = getattr(litdata, package)
+        parts.append(f"## `litdata.{package}`\n")
+        parts.append((inspect.getdoc(module) or "") + "\n")
+        names = sorted(module.__all__, key=str.lower)
+        parts.extend(_entry(name, getattr(module, name)) for name in names)
     return "\n".join(parts)
 
 
