@@ -22,8 +22,8 @@ Generated from the docstrings by `tests/support/reference_pages.py` (`python
 tests/support/reference_pages.py` rewrites it; a test checks that it is current). Every name
 of the first section is importable from `litdata` (`import litdata as ld; ld.optimize`); the
 subpackages' names are reached through them (`ld.vision.RandomResizedCrop`), and the
-exceptions are also importable from `litdata` itself. LitData's own import paths (`litdata.streaming.item_loader`...) lead to
-the same objects; see [migration](migration.md).
+exceptions are also importable from `litdata` itself. LitData's own import paths
+(`litdata.streaming.item_loader`...) lead to the same objects; see [migration](migration.md).
 """
 
 _ENVIRONMENT_INTRO = """\
