@@ -48,7 +48,7 @@ def _child(target: str, endpoint: str | None, cache: str) -> dict[str, Any]:
     began = time.perf_counter()
     import urllib.request
 
-    from litdata.view import start
+    from litdata.viewer import start
 
     imported = time.perf_counter()
     cpu = time.process_time()

@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from litdata.streaming.split import train_test_split
     from litdata.streaming.workers.affinity import NumaAffinity, get_gpu_affinity, get_numa_affinity
     from litdata.streaming.workers.collate import litdata_collate
-    from litdata.view import view
+    from litdata.viewer import view
 
 __all__ = [
     "Audio",
@@ -210,7 +210,7 @@ _LAZY = {
     "StreamingRawDataset": "litdata.plugins.formats.raw.dataset",
     "list_media_folder": "litdata.plugins.formats.raw.media",
     "iter_webdataset_tar": "litdata.plugins.formats.webdataset.tars",
-    "view": "litdata.view",
+    "view": "litdata.viewer",
 }
 
 

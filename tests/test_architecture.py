@@ -89,7 +89,7 @@ LAYERS = [
     ("streaming and processing", ["streaming", "processing"]),
     ("plugins", ["plugins"]),
     ("vision", ["vision"]),
-    ("face", ["__init__", "__main__", "compat", "errors", "cli", "testing", "view"]),
+    ("face", ["__init__", "__main__", "compat", "errors", "cli", "testing", "viewer"]),
 ]
 
 

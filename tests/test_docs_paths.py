@@ -62,3 +62,25 @@ def test_the_check_catches_a_stale_path(tmp_path):
     )
     missing = [path for path, base in _named(page) if not _exists(path, base)]
     assert missing == ["streaming/no_such_room/plan.py", "missing.md"]
+
+
+def test_the_architecture_page_names_every_subpackage():
+    """Each folder of the package (``streaming/epoch/``, ``viewer/``) is a room the map names."""
+    text = ROOT.joinpath("docs", "architecture.md").read_text(encoding="utf-8")
+    package = ROOT / "litdata"
+    rooms = sorted(
+        str(init.parent.relative_to(package)) + "/"
+        for init in package.rglob("__init__.py")
+        if init.parent != package
+    )
+    # ``plugins/formats/<name>/`` is one row for every format; a plugin kind's folder may be
+    # named by its own name in the plugins row (``serializers/``).
+    nested = {room for room in rooms if room.startswith("plugins/formats/") and room.count("/") > 2}
+    unnamed = [
+        room
+        for room in rooms
+        if room not in nested
+        and f"`{room}" not in text
+        and not (room.startswith("plugins/") and f"`{room.removeprefix('plugins/')}`" in text)
+    ]
+    assert not unnamed, f"docs/architecture.md does not name {unnamed}"

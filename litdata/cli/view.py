@@ -63,8 +63,8 @@ def _encryptor(path: str, datasets: list[str]) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the viewer until Ctrl-C."""
-    from litdata.view import start
-    from litdata.view.running import serve
+    from litdata.viewer import start
+    from litdata.viewer.running import serve
 
     try:
         encryption = None if args.key is None else _encryptor(args.key, args.paths)

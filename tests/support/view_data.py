@@ -21,7 +21,7 @@ from PIL import Image
 
 import litdata as ld
 from litdata.plugins.encryption.fernet import FernetEncryption
-from litdata.view import Viewer
+from litdata.viewer import Viewer
 from support.mds_fixtures import copy_fixture
 from support.parquet_files import write_parquet
 
@@ -163,7 +163,7 @@ def view_data(tmp_path_factory: pytest.TempPathFactory, s3_server: Any) -> dict[
 @pytest.fixture(scope="session")
 def viewer(view_data: dict[str, Any]) -> Iterator[Viewer]:
     """The session's viewer over every dataset of ``view_data``."""
-    from litdata.view.source import Source
+    from litdata.viewer.source import Source
 
     cache = str(view_data["cache"])
     paths = view_data["paths"]

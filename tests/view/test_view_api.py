@@ -23,8 +23,8 @@ from support.view_data import (
     WEBDATASET,
 )
 
-from litdata.view.images import THUMB_SIDE
-from litdata.view.server import CSP
+from litdata.viewer.images import THUMB_SIDE
+from litdata.viewer.server import CSP
 
 
 def fetch(viewer: Any, path: str, headers: dict[str, str] | None = None) -> tuple[int, Any, bytes]:
@@ -166,7 +166,7 @@ def test_statistics_histograms_top_values_and_filters(viewer):
 
 
 def test_search_is_bounded_and_resumes(viewer, monkeypatch):
-    from litdata.view import search
+    from litdata.viewer import search
 
     monkeypatch.setattr(search, "MAX_SCANNED", 50)
     first = api(viewer, f"search?ds={GALLERY}&q=DOG")
@@ -245,7 +245,7 @@ def test_attacks_come_back_as_plain_strings(viewer):
 
 
 def test_a_large_dataset_is_described_through_a_seeded_uniform_sample(viewer, monkeypatch):
-    from litdata.view import stats
+    from litdata.viewer import stats
 
     monkeypatch.setattr(stats, "FULL_LIMIT", 50)
     monkeypatch.setattr(stats, "SAMPLE_SIZE", 30)

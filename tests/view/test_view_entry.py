@@ -12,7 +12,7 @@ from support.cli_process import cli_argv, cli_env, litdata
 
 import litdata as ld
 from litdata.plugins.encryption.fernet import FernetEncryption
-from litdata.view import start
+from litdata.viewer import start
 
 
 def _items(url: str) -> list[int]:
@@ -28,7 +28,9 @@ def small(tmp_path):
 
 
 def test_ld_view_returns_the_url_and_stays_callable(small):
-    import litdata.view.server  # noqa: F401  # importing the package's modules first
+    # The package is ``litdata.viewer``, not ``litdata.view``: importing it first must not turn
+    # ``ld.view`` into a module.
+    import litdata.viewer.server  # noqa: F401
 
     url = ld.view(str(small / "a"))
     try:

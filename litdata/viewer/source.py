@@ -18,9 +18,9 @@ from litdata.core.protocols import Encryptor
 from litdata.engine.boundary.resolve import resolve
 from litdata.engine.opening import Dataset, open_dataset
 from litdata.engine.reader import DatasetReader
-from litdata.view.cells import cell, leaf, leaves
-from litdata.view.cost import Cost, CountingStore
-from litdata.view.images import THUMB_SIDE, picture
+from litdata.viewer.cells import cell, leaf, leaves
+from litdata.viewer.cost import Cost, CountingStore
+from litdata.viewer.images import THUMB_SIDE, picture
 
 __all__ = ["MAX_CHUNKS_SHOWN", "MAX_PAGE", "Source"]
 

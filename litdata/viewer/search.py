@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from litdata.view.cells import leaves
-from litdata.view.cost import Cost
-from litdata.view.source import Source
+from litdata.viewer.cells import leaves
+from litdata.viewer.cost import Cost
+from litdata.viewer.source import Source
 
 __all__ = ["MAX_HITS", "MAX_QUERY", "MAX_SCANNED", "MAX_SECONDS", "search"]
 

@@ -8,16 +8,14 @@ shell. See docs/view.md for the pages and the JSON API.
 from __future__ import annotations
 
 import os
-import sys
-import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from litdata.core.location import Location
 from litdata.core.protocols import Encryptor
-from litdata.view.items import ItemsSource
-from litdata.view.running import Viewer
-from litdata.view.source import Source
+from litdata.viewer.items import ItemsSource
+from litdata.viewer.running import Viewer
+from litdata.viewer.source import Source
 
 __all__ = ["Source", "Viewer", "ViewerURL", "start", "view"]
 
@@ -123,17 +121,3 @@ def view(dataset: Any, **options: Any) -> ViewerURL:
     url = ViewerURL(viewer.url)
     url.viewer = viewer
     return url
-
-
-class _CallableModule(types.ModuleType):
-    """The package ``litdata.view``, callable as the function ``ld.view``.
-
-    Importing the package's modules makes ``litdata.view`` this module, so it must be callable
-    as well.
-    """
-
-    def __call__(self, dataset: Any, **options: Any) -> ViewerURL:
-        return view(dataset, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule

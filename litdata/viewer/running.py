@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
-from litdata.view.server import build_app
-from litdata.view.source import Source
+from litdata.viewer.server import build_app
+from litdata.viewer.source import Source
 
 __all__ = ["Viewer", "serve"]
 

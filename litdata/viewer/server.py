@@ -18,13 +18,13 @@ from typing import Any
 
 from aiohttp import web
 
-from litdata.view.cells import FULL_TEXT, as_array
-from litdata.view.cost import Cost
-from litdata.view.images import FULL_SIDE, ImageRefused, heat_map, picture, sniff
-from litdata.view.search import search
-from litdata.view.source import MAX_PAGE, Source
-from litdata.view.stats import Statistics
-from litdata.view.steps import training_step
+from litdata.viewer.cells import FULL_TEXT, as_array
+from litdata.viewer.cost import Cost
+from litdata.viewer.images import FULL_SIDE, ImageRefused, heat_map, picture, sniff
+from litdata.viewer.search import search
+from litdata.viewer.source import MAX_PAGE, Source
+from litdata.viewer.stats import Statistics
+from litdata.viewer.steps import training_step
 
 __all__ = ["CSP", "build_app"]
 
@@ -122,7 +122,7 @@ def _index(request: web.Request, source: Source, name: str = "i") -> int:
 
 
 async def _page(_: web.Request) -> web.StreamResponse:
-    html = resources.files("litdata.view").joinpath("static/index.html").read_bytes()
+    html = resources.files("litdata.viewer").joinpath("static/index.html").read_bytes()
     return web.Response(body=html, content_type="text/html", charset="utf-8")
 
 
@@ -130,7 +130,7 @@ async def _static(request: web.Request) -> web.StreamResponse:
     name = request.match_info["name"]
     if name not in _STATIC:
         raise web.HTTPNotFound()
-    body = resources.files("litdata.view").joinpath(f"static/{name}").read_bytes()
+    body = resources.files("litdata.viewer").joinpath(f"static/{name}").read_bytes()
     return web.Response(body=body, content_type=_STATIC[name], charset="utf-8")
 
 

@@ -10,8 +10,8 @@ from typing import Any, cast
 from litdata.core.location import Location
 from litdata.engine.boundary.resolve import resolve
 from litdata.engine.reader import DatasetReader
-from litdata.view.cost import Cost, CountingStore
-from litdata.view.source import Source
+from litdata.viewer.cost import Cost, CountingStore
+from litdata.viewer.source import Source
 
 __all__ = ["ItemsSource"]
 

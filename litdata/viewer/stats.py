@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from litdata.view.cells import as_array, leaves, value_kind
-from litdata.view.cost import Cost
-from litdata.view.images import image_size
-from litdata.view.source import Source
+from litdata.viewer.cells import as_array, leaves, value_kind
+from litdata.viewer.cost import Cost
+from litdata.viewer.images import image_size
+from litdata.viewer.source import Source
 
 __all__ = ["BATCH", "FULL_LIMIT", "SAMPLE_SIZE", "SEED", "Statistics"]
 

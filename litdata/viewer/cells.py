@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from litdata.view.images import ImageRefused, image_size, sniff
+from litdata.viewer.images import ImageRefused, image_size, sniff
 
 __all__ = ["MAX_LEAVES", "TEXT_HEAD", "as_array", "cell", "leaf", "leaves", "value_kind"]
 

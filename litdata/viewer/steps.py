@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from litdata.streaming.control.provenance_log import find_step
-from litdata.view.cost import Cost
-from litdata.view.source import Source
+from litdata.viewer.cost import Cost
+from litdata.viewer.source import Source
 
 __all__ = ["MAX_STEP_SAMPLES", "training_step"]
 
