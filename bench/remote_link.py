@@ -185,6 +185,15 @@ def _bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and p.name[0] != ".")
 
 
+def fill_for_warm(
+    proxy: LinkProxy, system: str, arguments: dict[str, Any], args: argparse.Namespace, cache: Path
+) -> None:
+    """With ``--caches warm`` alone, fill ``cache`` first, untimed (or "warm" would be cold)."""
+    states = args.caches.split(",")
+    if "warm" in states and "cold" not in states and system not in ("limit", "local"):
+        measure(proxy, system, arguments, args, cache)
+
+
 def measure(
     proxy: LinkProxy,
     system: str,
@@ -383,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                             cache = root / f"cache-{system}"
                             shutil.rmtree(cache, ignore_errors=True)
                             cache.mkdir()
+                            fill_for_warm(proxy, system, arguments, args, cache)
                             for state in args.caches.split(","):
                                 if system in ("limit", "local") and state == "warm":
                                     continue
