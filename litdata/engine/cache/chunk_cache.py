@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from litdata.core import config
+from litdata.core import config, cpu_stages
 from litdata.core.chunks import checksum
 from litdata.core.chunks.blocks import BlockTable
 from litdata.core.chunks.checksum import verify_file
@@ -54,6 +54,16 @@ WAIT_SECONDS = 120.0
 LOOKAHEAD_S = 2.0
 #: How often a process looks again whether a chunk it waits for was published.
 _POLL_SECONDS = 0.02
+
+
+def _known_digest(entry: ChunkEntry) -> str | None:
+    """The digest a checked copy of an uncompressed chunk records, known without hashing it.
+
+    Its index checksum, when that is the algorithm the records use: its bytes passed it, or
+    passed every block's.
+    """
+    recorded = entry.checksum
+    return recorded if recorded and recorded.startswith(f"{checksum.ALGORITHM}:") else None
 
 
 def _missing(where: str) -> ChunkMissingError:
@@ -389,14 +399,16 @@ class ChunkCache:
 
     def _fetch_plain(
         self, entry: ChunkEntry, temporary: Path, target: Path
-    ) -> tuple[int, str, float]:
+    ) -> tuple[int, str, float, str | None]:
         """Put the chunk's checked plain bytes in ``temporary``.
 
-        Returns ``(size as stored, source, seconds spent checking and decompressing)``; the
-        last is 0 for a chunk checked while it streams to disk.
+        Returns ``(size as stored, source, seconds spent checking and decompressing, the
+        plain bytes' digest if it is known without hashing them again)``; the seconds are 0
+        for a chunk checked while it streams to disk.
 
         A remote, uncompressed chunk is downloaded straight into place and checked from the
-        file, block by block, so prefetching never holds whole chunks in memory.
+        file, block by block (or piece by piece as it arrives), so prefetching never holds
+        whole chunks in memory.
 
         Raises:
             ChunkCorruptError: It fails its checksum, or does not decompress to what the index
@@ -405,20 +417,25 @@ class ChunkCache:
         if self._local is None and not self._compression:
             url, checked = self._download(entry, temporary, target)
             if not checked:
-                verify_file(temporary, entry, url)
-            return temporary.stat().st_size, url, 0.0
+                with cpu_stages.timed("checksum"):
+                    verify_file(temporary, entry, url)
+            return temporary.stat().st_size, url, 0.0, _known_digest(entry)
         data, source = self.stored(entry, temporary)
         start = time.perf_counter()
-        plain = plain_chunk(
-            data,
-            entry,
-            compressor=self._codec(),
-            level=self.index.config.extra.get("compression_level"),
-            where=source,
-        )
+        with cpu_stages.timed("decompression"):
+            plain = plain_chunk(
+                data,
+                entry,
+                compressor=self._codec(),
+                level=self.index.config.extra.get("compression_level"),
+                where=source,
+            )
         if plain is not data or self._local is not None:
-            temporary.write_bytes(plain)
-        return len(data), source, time.perf_counter() - start
+            with cpu_stages.timed("cache write"):
+                temporary.write_bytes(plain)
+        with cpu_stages.timed("checksum"):  # hashed in memory, not from the file again
+            digest = _known_digest(entry) if plain is data else checksum.checksum_of(plain)
+        return len(data), source, time.perf_counter() - start, digest
 
     def _fetch(self, entry: ChunkEntry, target: Path) -> None:
         """Fetch, check and decompress one chunk, and publish it as ``target``.
@@ -432,14 +449,15 @@ class ChunkCache:
         with publishing(target, entry.chunk_bytes, self.mode) as temporary:
             for attempt in range(1, attempts + 1):
                 try:
-                    size, source, inflating = self._fetch_plain(entry, temporary, target)
+                    size, source, inflating, digest = self._fetch_plain(entry, temporary, target)
                     break
                 except ChunkCorruptError:
                     if attempt == attempts:
                         raise
                     where = self.location.join(entry.filename)
                     logger.warning("chunk %s failed its check; downloading it again", where)
-        self._copies.record(target, self.mode)
+        with cpu_stages.timed("checksum"):
+            self._copies.record(target, self.mode, digest)
         hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)
         if inflating:
             hooks.chunk_decompressed(str(target), entry.chunk_bytes, inflating)

@@ -30,8 +30,9 @@ RESUMES = 3
 #: Bytes asked of the body at a time.
 _READ = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
-#: Told ``(offset, data)`` of each piece of the body, to put it where it belongs.
-Sink = Callable[[int, bytes], None]
+#: Told ``(offset, data)`` of each piece of the body, to put it where it belongs (``data`` is
+#: only valid during the call: a sink that keeps it copies it).
+Sink = Callable[[int, "bytes | memoryview"], None]
 
 
 def _cuts() -> tuple[type[BaseException], ...]:
@@ -150,6 +151,9 @@ class ResumedRead:
                 ) from error
             raise
         self.etag = self.etag or response.get("ETag")
+        length = response.get("ContentLength")
+        if self.end is None and isinstance(length, int):
+            self.end = self.at + length  # a body that ends early is then a cut, resumed
         if ranged:
             self._check_range(response)
         return response["Body"]
@@ -171,9 +175,30 @@ class ResumedRead:
             )
 
     async def _drain(self, body: Any, sink: Sink) -> None:
+        content = _content(body)
+        if content is None:
+            await self._drain_read(body, sink)
+            return
+        # aiohttp's own buffers, handed on as they came off the socket: no bytes are joined
+        while self.end is None or self.at < self.end:
+            piece, _ = await content.readchunk()
+            if not piece:
+                return
+            if self.end is not None and len(piece) > self.end - self.at:
+                piece = memoryview(piece)[: self.end - self.at]
+            sink(self.at, piece)
+            self.at += len(piece)
+
+    async def _drain_read(self, body: Any, sink: Sink) -> None:
         while (wanted := _READ if self.end is None else min(_READ, self.end - self.at)) > 0:
             chunk = await body.read(wanted)
             if not chunk:
                 return
             sink(self.at, chunk)
             self.at += len(chunk)
+
+
+def _content(body: Any) -> Any:
+    """The aiohttp stream under an aiobotocore body, or ``None`` for another body."""
+    stream = getattr(getattr(body, "raw_stream", None), "content", None)
+    return stream if callable(getattr(stream, "readchunk", None)) else None
