@@ -154,6 +154,7 @@ def child_stream(
     workers: int,
     samples: int,
     stages: bool = False,
+    no_cache: bool = False,
 ) -> dict[str, Any]:
     _, _, batch_size, kind = WORKLOADS[workload]
     import tempfile
@@ -188,7 +189,11 @@ def child_stream(
         _allow_http_obstore()
         _import_clients(ld)
         # "local": ours on the local copy the datasets were uploaded from (no link, no cache)
-        remote = {} if system == "local" else {"storage_options": options, "cache_dir": cache}
+        remote: dict[str, Any] = (
+            {} if system == "local" else {"storage_options": options, "cache_dir": cache}
+        )
+        if no_cache:
+            remote["max_cache_size"] = 0
 
         def make() -> Any:
             ds = ld.StreamingDataset(url, shuffle=True, **remote)

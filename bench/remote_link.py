@@ -28,9 +28,10 @@ GET, HEAD and LIST from the proxy's chaos mode (``Chaos.mix``: statuses, cut, sh
 bodies, error documents, lying ranges), seeded per repeat.
 ``cold``: an empty cache dir; ``warm``: the same dir in a new process after the cold epoch.
 ``local`` (a system): ours streaming the local copy the datasets were uploaded from, with no
-link, to compare warm epochs with. ``ours-before``: ours at an earlier checkout
-(``LITDATA_BENCH_BEFORE``) on ours' objects, alternating with ``ours`` in each repeat (A/B runs
-differ less than separate runs of the same code).
+link, to compare warm epochs with. ``ours-nocache``: ours with ``max_cache_size=0`` (no
+cache: each chunk kept in memory while it is read, never written to disk). ``ours-before``:
+ours at an earlier checkout (``LITDATA_BENCH_BEFORE``) on ours' objects, alternating with
+``ours`` in each repeat (A/B runs differ less than separate runs of the same code).
 
 The ``upload`` rows time ``optimize`` of R1 to ``s3://`` through the link: ours vs LitData vs
 the write limit (ours' files put as 8 multipart parts at once).
@@ -70,6 +71,8 @@ for _path in (str(BENCH), str(REPO / "tests")):
         sys.path.insert(0, _path)
 
 SYSTEMS = ("ours", "litdata", "mosaic", "limit", "local")
+#: Ours with ``max_cache_size=0`` (no cache: chunks in memory while read), on ours' objects.
+NO_CACHE = "ours-nocache"
 
 
 # -- the parent ---------------------------------------------------------------------------------
@@ -83,7 +86,7 @@ from support.link_proxy import DEFAULT_LINK, HARSH_LINK, OPEN_LINK, LinkProxy  #
 from support.servers import weed_mini  # noqa: E402
 
 #: Systems that read ours' objects (``ours-before``: an earlier checkout, for A/B runs).
-ON_OURS = ("limit", "local", BEFORE)
+ON_OURS = ("limit", "local", BEFORE, NO_CACHE)
 
 LINKS = {"default": DEFAULT_LINK, "harsh": HARSH_LINK}
 #: The proxy's memory for copies of objects: R4's 2 GB datasets of one system fit, not three.
@@ -381,7 +384,8 @@ def child_arguments(
         "endpoint": endpoint,
         "workers": workers,
         "samples": samples,
-        "stages": stages and system in ("ours", BEFORE, "local"),
+        "stages": stages and system in ("ours", BEFORE, "local", NO_CACHE),
+        "no_cache": system == NO_CACHE,
     }
 
 

@@ -87,7 +87,8 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
         seed: Seeds the shuffles; the same seed and epoch give the same order everywhere.
         serializers: Extra serializers (your own, or overrides).
         max_cache_size: Cache budget for downloaded chunks (bytes, ``"50GB"`` or a fraction of
-            free disk); it takes effect with remote storage.
+            free disk); it takes effect with remote storage. ``0``: no cache, each chunk is
+            kept in memory while it is read and never written to disk.
         subsample: Read this fraction of the items (``0.1``), or upsample (``2.5``: two whole
             copies and half of a third), a float.
         max_pre_download: Chunks each worker may fetch ahead (remote storage).

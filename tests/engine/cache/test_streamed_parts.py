@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import uuid
@@ -13,6 +14,7 @@ import litdata as ld
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.registry import kinds
 from litdata.engine.cache.copies import record_of
+from litdata.engine.cache.memory import memory_supported
 from litdata.plugins.storage.memory import MemoryStorage
 
 pytestmark = pytest.mark.usefixtures("fresh_plugins")
@@ -109,3 +111,48 @@ def test_a_part_garbled_every_time_is_an_error_not_samples(url, tmp_path):
     ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
     with pytest.raises(ChunkCorruptError, match="block checksum"):
         list(ds)
+
+
+def _memory_files():
+    """The memfd files this process has open (``/proc/self/fd`` links to ``/memfd:...``)."""
+    import os
+
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{name}").startswith("/memfd:chunk-"):
+                found.append(name)
+    return found
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_no_cache_keeps_chunks_in_memory_while_read_and_writes_nothing(url, tmp_path):
+    _write(url)
+    cache = tmp_path / "cache"
+    ds = ld.StreamingDataset(url, cache_dir=str(cache), max_cache_size=0, shuffle=True)
+    assert ds.max_cache_size == 0
+    loader = ld.StreamingDataLoader(ds, batch_size=16, num_workers=0)
+    ids = []
+    for batch in loader:
+        ids.extend(int(i) for i in batch["id"])
+        assert (batch["blob"][:, 0].numpy() == batch["id"].numpy() % 251).all()
+        assert len(_memory_files()) <= 4  # the chunk read and the ones fetched ahead
+    assert sorted(ids) == list(range(400))
+    assert not [p for p in cache.rglob("chunk-*") if p.is_file()]  # no chunk on disk
+    assert not _memory_files()  # each let go once read
+    assert ASKED["streams"]  # the parts still streamed and checked
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_no_cache_refetches_a_garbled_chunk_and_serves_random_access(url, tmp_path):
+    _write(url)
+    PLAN["garble"] = 1
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"), max_cache_size=0)
+    assert sorted(int(s["id"]) for s in ds) == list(range(400))
+    assert PLAN["garble"] == 0
+    assert int(ds[123]["id"]) == 123
+    PLAN["garble"] = 10_000
+    fresh = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache2"), max_cache_size=0)
+    with pytest.raises(ChunkCorruptError, match="block checksum"):
+        list(fresh)
+    assert not _memory_files()
