@@ -53,6 +53,14 @@ class MemoryChunks:
         self._fetching: dict[int, threading.Lock] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled for a worker: the chunks held stay in this process."""
+        return {}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """A new process's: it holds nothing yet."""
+        self.__init__()  # type: ignore[misc]
+
     def _forked(self) -> None:
         """In a forked child: let go of the parent's chunks (the child's copies of them)."""
         if os.getpid() != self._pid:

@@ -156,3 +156,20 @@ def test_no_cache_refetches_a_garbled_chunk_and_serves_random_access(url, tmp_pa
     with pytest.raises(ChunkCorruptError, match="block checksum"):
         list(fresh)
     assert not _memory_files()
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_chunks_held_in_memory_stay_with_their_process_when_pickled(url, tmp_path):
+    import pickle
+
+    _write(url)
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"), max_cache_size=0)
+    reader = ld.DatasetReader(url, cache_dir=str(tmp_path / "cache"), max_cache_size=0)
+    path = reader.cache.hold(0)
+    assert reader.cache.cached(0)
+    copy = pickle.loads(pickle.dumps(reader.cache))  # a spawned worker's
+    assert not copy.cached(0)
+    reader.cache.release(0)
+    assert not reader.cache.cached(0)
+    assert len(pickle.loads(pickle.dumps(ds))) == 400
+    assert path.startswith("/proc/self/fd/")
