@@ -128,13 +128,18 @@ def counted(stage: str, items: Iterable[T]) -> Iterator[T]:
         yield from items
         return
     iterator = iter(items)
-    while True:
-        with _timing(stage):
-            try:
-                item = next(iterator)
-            except StopIteration:
-                return
-        yield item
+    try:
+        while True:
+            with _timing(stage):
+                try:
+                    item = next(iterator)
+                except StopIteration:
+                    return
+            yield item
+    finally:  # a consumer that stops early closes ``items`` now, as ``yield from`` would
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()
 
 
 def watch_thread(stage: str, thread: threading.Thread) -> None:

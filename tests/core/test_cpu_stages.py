@@ -99,3 +99,37 @@ def test_a_worker_process_writes_its_totals_when_it_ends(stages_file):
     totals = cpu_stages.read_totals(stages_file)
     assert totals["network"] == pytest.approx(0.5)  # the parent's, not the child's copy
     assert totals["decode"] >= 0.02
+
+
+def test_a_consumer_stopping_early_closes_what_is_counted(stages_file):
+    closed = []
+
+    def items():
+        try:
+            yield from range(10)
+        finally:
+            closed.append(True)
+
+    counted = cpu_stages.counted("hand-over", items())
+    assert next(counted) == 0
+    counted.close()
+    assert closed == [True]
+
+
+def test_a_loader_with_workers_counts_every_process(stages_file, tmp_path):
+    import uuid
+
+    import litdata as ld
+
+    url = f"memory://stages-{uuid.uuid4().hex[:8]}/ds"
+    ld.write_dataset(({"id": i, "blob": bytes(2000)} for i in range(400)), url, chunk_bytes="64KB")
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    loader = ld.StreamingDataLoader(ds, batch_size=10, num_workers=2)
+    assert sorted(int(i) for batch in loader for i in batch["id"]) == list(range(400))
+    cpu_stages.flush()
+    records = [json.loads(line) for line in stages_file.read_text().splitlines()]
+    assert len({record["pid"] for record in records}) >= 3  # the trainer and both workers
+    totals = cpu_stages.read_totals(stages_file)
+    assert totals["decode"] > 0
+    assert totals["hand-over"] > 0
+    assert totals["checksum"] > 0  # each fetched chunk checked
