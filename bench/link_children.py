@@ -145,9 +145,23 @@ def _optimize(kind: str, samples: int, output: str, chunk_bytes: int, **options:
 
 
 def child_stream(
-    system: str, *, workload: str, url: str, endpoint: str, cache: str, workers: int, samples: int
+    system: str,
+    *,
+    workload: str,
+    url: str,
+    endpoint: str,
+    cache: str,
+    workers: int,
+    samples: int,
+    stages: bool = False,
+    no_cache: bool = False,
 ) -> dict[str, Any]:
     _, _, batch_size, kind = WORKLOADS[workload]
+    import tempfile
+
+    stages_file = os.path.join(tempfile.gettempdir(), f"cpu-stages-{os.getpid()}.jsonl")
+    if stages:  # ours counts CPU per stage of its read path (LITDATA_CPU_STAGES)
+        os.environ["LITDATA_CPU_STAGES"] = stages_file
     options = {"endpoint_url": endpoint, **CREDENTIALS, "region_name": REGION}
     if system == "mosaic":
         os.environ.update(
@@ -175,7 +189,11 @@ def child_stream(
         _allow_http_obstore()
         _import_clients(ld)
         # "local": ours on the local copy the datasets were uploaded from (no link, no cache)
-        remote = {} if system == "local" else {"storage_options": options, "cache_dir": cache}
+        remote: dict[str, Any] = (
+            {} if system == "local" else {"storage_options": options, "cache_dir": cache}
+        )
+        if no_cache:
+            remote["max_cache_size"] = 0
 
         def make() -> Any:
             ds = ld.StreamingDataset(url, shuffle=True, **remote)
@@ -184,13 +202,16 @@ def child_stream(
             )
 
     checker = Checker(kind)
+    checking = 0.0  # the bench's own check of every sample, not the system's work
     cpu = _cpu_s()
     start = time.perf_counter()
     first = None
     for batch in make():
         if first is None:
             first = time.perf_counter() - start
+        began = time.thread_time()
         checker.add(batch)
+        checking += time.thread_time() - began
     seconds = time.perf_counter() - start
     cpu = _cpu_s() - cpu
     expected_sum = samples * (samples - 1) // 2
@@ -199,10 +220,22 @@ def child_stream(
         "ok": ok,
         "epoch_s": seconds,
         "first_batch_s": first or 0.0,
-        "cpu_s": cpu,
+        "cpu_s": cpu - checking,
+        "check_cpu_s": checking,
         "count": checker.count,
         "wrong": checker.wrong,
+        "stages": _stage_totals(stages_file) if stages else {},
     }
+
+
+def _stage_totals(path: str) -> dict[str, float]:
+    """CPU seconds per stage of ours' read path, all its processes together (none for others)."""
+    try:
+        from litdata.core import cpu_stages
+    except ImportError:  # a checkout from before the counters
+        return {}
+    cpu_stages.flush()  # the training process's; its workers wrote theirs as they ended
+    return cpu_stages.read_totals(path)
 
 
 def _cpu_s() -> float:

@@ -28,9 +28,10 @@ GET, HEAD and LIST from the proxy's chaos mode (``Chaos.mix``: statuses, cut, sh
 bodies, error documents, lying ranges), seeded per repeat.
 ``cold``: an empty cache dir; ``warm``: the same dir in a new process after the cold epoch.
 ``local`` (a system): ours streaming the local copy the datasets were uploaded from, with no
-link, to compare warm epochs with. ``ours-before``: ours at an earlier checkout
-(``LITDATA_BENCH_BEFORE``) on ours' objects, alternating with ``ours`` in each repeat (A/B runs
-differ less than separate runs of the same code).
+link, to compare warm epochs with. ``ours-nocache``: ours with ``max_cache_size=0`` (no
+cache: each chunk kept in memory while it is read, never written to disk). ``ours-before``:
+ours at an earlier checkout (``LITDATA_BENCH_BEFORE``) on ours' objects, alternating with
+``ours`` in each repeat (A/B runs differ less than separate runs of the same code).
 
 The ``upload`` rows time ``optimize`` of R1 to ``s3://`` through the link: ours vs LitData vs
 the write limit (ours' files put as 8 multipart parts at once).
@@ -70,6 +71,8 @@ for _path in (str(BENCH), str(REPO / "tests")):
         sys.path.insert(0, _path)
 
 SYSTEMS = ("ours", "litdata", "mosaic", "limit", "local")
+#: Ours with ``max_cache_size=0`` (no cache: chunks in memory while read), on ours' objects.
+NO_CACHE = "ours-nocache"
 
 
 # -- the parent ---------------------------------------------------------------------------------
@@ -83,7 +86,7 @@ from support.link_proxy import DEFAULT_LINK, HARSH_LINK, OPEN_LINK, LinkProxy  #
 from support.servers import weed_mini  # noqa: E402
 
 #: Systems that read ours' objects (``ours-before``: an earlier checkout, for A/B runs).
-ON_OURS = ("limit", "local", BEFORE)
+ON_OURS = ("limit", "local", BEFORE, NO_CACHE)
 
 LINKS = {"default": DEFAULT_LINK, "harsh": HARSH_LINK}
 #: The proxy's memory for copies of objects: R4's 2 GB datasets of one system fit, not three.
@@ -265,6 +268,55 @@ def table(cells: dict[tuple[str, ...], list[dict[str, Any]]], sizes: dict[str, i
     return "\n".join(lines)
 
 
+#: The breakdown's columns: ours' stages (``litdata.core.cpu_stages.STAGES``), then the rest.
+STAGE_COLUMNS = ("network", "cache write", "checksum", "decompression", "decode", "hand-over")
+
+
+def breakdown(cells: dict[tuple[str, ...], list[dict[str, Any]]], sizes: dict[str, int]) -> str:
+    """Ours' CPU seconds per GB in each stage of its read path (medians of the repeats).
+
+    ``other``: the process tree's CPU less the stages (the loader's and the workers' own
+    work, imports and start-up, the plan, Python's and torch's overheads). ``bench check``:
+    the bench's own check of every sample, which the main table's CPU leaves out.
+    """
+    head = "| link | workload | cache | workers | system | " + " | ".join(STAGE_COLUMNS)
+    lines = [
+        head + " | other | total | bench check |",
+        "|---|---|---|---:|---|" + "---:|" * (len(STAGE_COLUMNS) + 3),
+    ]
+    for key, runs in cells.items():
+        link, workload, cache, workers, system = key
+        counted = [run for run in runs if run.get("ok") and run.get("stages")]
+        if not counted:
+            continue
+        gb = sizes[f"{system}-{workload}"] / 1e9
+        per_stage = [
+            statistics.median(float(run["stages"].get(stage, 0.0)) for run in counted) / gb
+            for stage in STAGE_COLUMNS
+        ]
+        total = statistics.median(float(run["cpu_s"]) for run in counted) / gb
+        others = [
+            float(run["cpu_s"]) - sum(float(v) for v in run["stages"].values()) for run in counted
+        ]
+        check = statistics.median(float(run.get("check_cpu_s", 0.0)) for run in counted) / gb
+        cells_text = " | ".join(f"{value:.2f}" for value in per_stage)
+        lines.append(
+            f"| {link} | {workload} | {cache} | {workers} | {system} | {cells_text} | "
+            f"{statistics.median(others) / gb:.2f} | {total:.2f} | {check:.2f} |"
+        )
+    return (
+        "## CPU s/GB per stage (ours' read path, `LITDATA_CPU_STAGES`)\n\n"
+        "Each stage's CPU (its threads' CPU time, every process of the tree) per GB of the "
+        "dataset; `network`: the storage client's event-loop thread (requests, bodies); "
+        "`hand-over`: collating and moving batches to the training loop (packing in the "
+        "workers, receiving and unpacking in the training process); `other`: the tree's CPU "
+        "less the stages (start-up, the plan, the loader's own work); `bench check`: the "
+        "bench's check of every sample, left out of the CPU columns.\n\n"
+        + "\n".join(lines)
+        + "\n\n"
+    )
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -283,6 +335,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--server", choices=("moto", "seaweedfs"), default="moto")
     parser.add_argument(
         "--chaos", type=float, default=0.0, help="also run each link with this fault rate"
+    )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="ours' CPU per stage of its read path (LITDATA_CPU_STAGES), as one more table",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -322,8 +379,10 @@ def child_arguments(
     *,
     endpoint: str,
     local_copies: dict[str, Path],
+    stages: bool = False,
 ) -> dict[str, Any]:
-    """What a system's ``stream`` child is told: its dataset, the link, the loader's workers."""
+    """What a system's ``stream`` child is told: its dataset, the link, the loader's workers
+    (and, with ``stages``, that ours counts its CPU per stage)."""
     if system == "limit":  # ours' objects, fetched with ranged GETs, nothing decoded
         return {"url": f"s3://bench/ours/{workload}", "endpoint": endpoint}
     owner = "ours" if system in ON_OURS else system
@@ -334,6 +393,8 @@ def child_arguments(
         "endpoint": endpoint,
         "workers": workers,
         "samples": samples,
+        "stages": stages and system in ("ours", BEFORE, "local", NO_CACHE),
+        "no_cache": system == NO_CACHE,
     }
 
 
@@ -384,6 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                                 samples,
                                 endpoint=proxy.endpoint,
                                 local_copies=local_copies,
+                                stages=args.breakdown,
                             )
                             if system != "local":
                                 size = sizes[f"{system}-{workload}"]
@@ -433,7 +495,8 @@ def write(
         f"Links: default = {DEFAULT_LINK.describe()}; harsh = {HARSH_LINK.describe()}. "
         f"`of link`: MB/s over the same link's limit (ours' objects, {PARALLEL_RANGES} ranged "
         f"GETs at once). Sizes (bytes): {json.dumps(sizes)}.\n\n"
-        f"{table(cells, sizes)}\n\n{uploads}\n"
+        f"{table(cells, sizes)}\n\n{breakdown(cells, sizes) if args.breakdown else ''}"
+        f"{uploads}\n"
     )
     out = args.out or BENCH / "results" / f"{started:%Y-%m-%d-%H%M}-remote-link.md"
     out.write_text(text)

@@ -18,6 +18,7 @@ __all__ = [
     "cache_mode",
     "cache_root",
     "checked_mode",
+    "cpu_stages_file",
     "flag",
     "integer",
     "max_metadata_bytes",
@@ -47,6 +48,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "permission bits of cached files (octal); `0640` shares a cache",
     ),
     "LITDATA_CHUNK_TIMEOUT": ("600", "seconds a reader waits for one chunk before an error"),
+    "LITDATA_CPU_STAGES": (
+        "",
+        "a file each process appends its CPU seconds per read stage to (the bench's breakdown)",
+    ),
     "LITDATA_CONNECTIONS": (
         "16",
         "storage requests in flight per machine, shared by its processes",
@@ -213,6 +218,11 @@ def cache_root() -> Path:
 PRIVATE_MODE = 0o600
 #: The permission bits a cache mode may hold.
 _ALL_BITS = 0o777
+
+
+def cpu_stages_file() -> str | None:
+    """Where to append CPU seconds per read stage (``LITDATA_CPU_STAGES``), or ``None``."""
+    return os.environ.get("LITDATA_CPU_STAGES") or None
 
 
 def cache_mode() -> int:

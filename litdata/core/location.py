@@ -64,6 +64,11 @@ class Store(Protocol):
         """Whether byte ranges can be read."""
         ...
 
+    @property
+    def streams_ranges(self) -> bool:
+        """Whether the pieces of a byte range can be had as they arrive."""
+        ...
+
     def probing(self) -> contextlib.AbstractContextManager[None]:
         """A block within which each object is fetched at most once."""
         ...
@@ -100,6 +105,17 @@ class Store(Protocol):
         on_retry: Callable[[BaseException], None] | None = None,
     ) -> bytes:
         """Bytes ``[start, end)`` of the object at ``url`` (``on_retry``: told of retries)."""
+        ...
+
+    def read_range_into(
+        self,
+        url: str,
+        start: int,
+        end: int,
+        sink: Callable[[int, bytes | memoryview], None],
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        """Hand bytes ``[start, end)`` of ``url`` to ``sink(offset, data)`` as they arrive."""
         ...
 
     def local_path(self, url: str) -> str:

@@ -8,7 +8,7 @@ the core calls, and ``litdata.testing`` has a contract test class for each kind.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ __all__ = [
     "Serializer",
     "ShuffleStrategy",
     "StorageBackend",
+    "StreamedRangeStorage",
     "WideningSerializer",
     "protocol_members",
 ]
@@ -195,6 +196,28 @@ class RangedStorage(Protocol):
 
     def read_range(self, url: str, start: int, end: int) -> bytes:
         """Bytes ``[start, end)`` of the object at ``url``.
+
+        Raises:
+            FileNotFoundError: No object at ``url``.
+        """
+        ...
+
+
+@runtime_checkable
+class StreamedRangeStorage(Protocol):
+    """A ranged backend that hands each piece of a range to a sink as it arrives.
+
+    The core then writes and checks the bytes as they come (no buffer of the range, no second
+    pass over it). Offsets are contiguous from ``start``; an attempt the backend starts over
+    tells the sink ``start`` again.
+    """
+
+    def read_range_into(
+        self, url: str, start: int, end: int, sink: Callable[[int, bytes | memoryview], None]
+    ) -> None:
+        """Tell ``sink(offset, data)`` each piece of bytes ``[start, end)`` of ``url``, in order.
+
+        ``data`` is valid during the call only.
 
         Raises:
             FileNotFoundError: No object at ``url``.

@@ -19,6 +19,7 @@ from typing import Any
 
 from torch.utils.data import DataLoader
 
+from litdata.core import cpu_stages
 from litdata.core.errors import LitdataWarning
 from litdata.core.registry import hooks
 from litdata.engine.lifeline import Lifeline
@@ -264,7 +265,7 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]  # yields unwrapped batches
         with self._own_settings() as dataset:
-            yield from self._epoch(dataset)
+            yield from cpu_stages.counted("hand-over", self._epoch(dataset))
 
     def _begin(self, dataset: Streamable) -> None:
         """Start the next run of the loader: a new epoch, or the rest of a resumed one."""

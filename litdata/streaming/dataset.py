@@ -14,6 +14,7 @@ import numpy.random
 import numpy.typing as npt
 from torch.utils.data import IterableDataset
 
+from litdata.core import cpu_stages
 from litdata.core.formats import ItemLoader
 from litdata.core.heap import release_freed
 from litdata.core.protocols import Encryptor, Serializer
@@ -86,7 +87,8 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
         seed: Seeds the shuffles; the same seed and epoch give the same order everywhere.
         serializers: Extra serializers (your own, or overrides).
         max_cache_size: Cache budget for downloaded chunks (bytes, ``"50GB"`` or a fraction of
-            free disk); it takes effect with remote storage.
+            free disk); it takes effect with remote storage. ``0``: no cache, each chunk is
+            kept in memory while it is read and never written to disk.
         subsample: Read this fraction of the items (``0.1``), or upsample (``2.5``: two whole
             copies and half of a third), a float.
         max_pre_download: Chunks each worker may fetch ahead (remote storage).
@@ -469,11 +471,13 @@ class StreamingDataset(FrameWindows, Resumable, NamedBatches, IterableDataset[An
     def _iterate(self) -> Iterator[Any]:
         topology, logical = logical_worker(self._batch_size, self.rotation)
         segments = self.worker_segments(logical, topology)
-        runs = ((0, run) for run in self.runs(segments, self._batch_size))
+        decoded = cpu_stages.counted("decode", self.runs(segments, self._batch_size))
+        runs = ((0, run) for run in decoded)
         size, ids = self._batch_size, None
         if self._with_ids:
             ids = single_id_batches(self.segment_ids(segments, self.current_epoch), size)
-        yield from deliver(runs, size, self._collate, logical, self.num_sources, ids=ids)
+        delivered = deliver(runs, size, self._collate, logical, self.num_sources, ids=ids)
+        yield from cpu_stages.counted("hand-over", delivered) if in_worker() else delivered
         if topology.num_workers == 1 and not in_worker():
             self._end_of_epoch()
 

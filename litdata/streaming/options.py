@@ -60,7 +60,8 @@ def cache_budget(max_cache_size: int | float | str | None, cache_dir: str | None
 
     ``None`` means 75% of the free space where the cache lives, keeping 50 GB free when there
     is more than that; a float (or numeric string) in (0, 1] is that fraction of the free space;
-    an int or a size string (``"100GB"``) is an absolute size.
+    an int or a size string (``"100GB"``) is an absolute size; ``0`` means no cache (chunks
+    are kept in memory while they are read, see :mod:`litdata.engine.cache.memory`).
 
     Raises:
         ValueError: The value is none of these.
@@ -71,6 +72,8 @@ def cache_budget(max_cache_size: int | float | str | None, cache_dir: str | None
     if max_cache_size is None:
         reserve = 50 * 10**9
         return int(min(0.75 * free, free - reserve) if free > reserve else 0.75 * free)
+    if max_cache_size in (0, "0") and not isinstance(max_cache_size, bool):
+        return 0
     if isinstance(max_cache_size, int) and not isinstance(max_cache_size, bool):
         return parse_size(max_cache_size, what="max_cache_size")
     try:

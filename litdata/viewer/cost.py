@@ -67,6 +67,11 @@ class CountingStore:
         """Whether byte ranges can be read."""
         return self.inner.ranged
 
+    @property
+    def streams_ranges(self) -> bool:
+        """Whether the pieces of a byte range can be had as they arrive."""
+        return self.inner.streams_ranges
+
     def total(self) -> Cost:
         """A copy of the totals so far (subtract two to get what happened in between)."""
         with self._lock:
@@ -123,6 +128,18 @@ class CountingStore:
         data = self.inner.read_range(url, start, end, on_retry)
         self._count(len(data))
         return data
+
+    def read_range_into(
+        self,
+        url: str,
+        start: int,
+        end: int,
+        sink: Callable[[int, bytes | memoryview], None],
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        """Bytes ``[start, end)`` of ``url`` into ``sink`` (one request, their length)."""
+        self.inner.read_range_into(url, start, end, sink, on_retry)
+        self._count(end - start)
 
     def local_path(self, url: str) -> str:
         """The local file behind ``url``."""

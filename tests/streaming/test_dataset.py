@@ -142,6 +142,7 @@ def test_cache_budget_forms(numbers):
     assert ld.StreamingDataset(numbers, max_cache_size=12345).max_cache_size == 12345
     assert ld.StreamingDataset(numbers, max_cache_size=0.5).max_cache_size > 0
     assert ld.StreamingDataset(numbers).max_cache_size > 0
+    assert ld.StreamingDataset(numbers, max_cache_size=0).max_cache_size == 0  # no cache
 
 
 def test_missing_dataset(tmp_path):

@@ -22,7 +22,7 @@ from litdata.core.chunks.checksum import Buffer
 from litdata.core.errors import ChunkCorruptError, DatasetFormatError
 from litdata.core.index import ChunkEntry
 
-__all__ = ["BLOCK_KEY", "BLOCK_SIZE", "BlockTable", "block_checksums"]
+__all__ = ["BLOCK_KEY", "BLOCK_SIZE", "BlockCheck", "BlockTable", "block_checksums"]
 
 #: The chunk entry key that holds the table.
 BLOCK_KEY = "block_checksums"
@@ -132,3 +132,77 @@ class BlockTable:
                     f"not returned. Re-upload or re-create the dataset (`litdata verify` checks "
                     f"every chunk)."
                 )
+
+    def checker(self, start: int, end: int, where: str) -> BlockCheck:
+        """A check of bytes ``[start, end)`` (block-aligned) as they arrive, in pieces."""
+        return BlockCheck(self, start, end, where)
+
+
+class BlockCheck:
+    """Checks the bytes ``[start, end)`` of a chunk file block by block as pieces arrive.
+
+    Each piece is hashed as it comes (while it is in the CPU's cache), each block compared
+    with its digest when its last byte arrives: the bytes are checked without a second pass
+    and without being held. A piece at ``start`` again starts the check over (a retried
+    request).
+
+    Args:
+        table: The chunk's block digests.
+        start: The first byte (a block boundary).
+        end: The byte after the last (a block boundary, or the file's end).
+        where: The chunk, for messages.
+    """
+
+    def __init__(self, table: BlockTable, start: int, end: int, where: str) -> None:
+        if start % table.block or (end % table.block and end != table.size):
+            raise ValueError(f"bytes [{start}, {end}) of {where} are not whole blocks")
+        self.table = table
+        self.start = start
+        self.end = end
+        self.where = where
+        self.at = start
+        self._hash = xxhash.xxh3_64()
+
+    def update(self, offset: int, data: Buffer) -> None:
+        """Hash the piece of the file at ``offset``; check each block it completes.
+
+        Raises:
+            ChunkCorruptError: A block differs from its digest.
+            ValueError: The piece is not the next one (nor the first again), or runs past
+                ``end``.
+        """
+        if offset != self.at:
+            if offset != self.start:
+                raise ValueError(f"{self.where}: byte {offset:,} arrived, {self.at:,} expected")
+            self.at = self.start
+            self._hash.reset()
+        view = memoryview(data)
+        if self.at + len(view) > self.end:
+            raise ValueError(f"{self.where}: bytes past {self.end:,} arrived")
+        block = self.table.block
+        while view:
+            boundary = min(self.block_end(self.at), self.end)
+            piece = view[: boundary - self.at]
+            self._hash.update(piece)
+            self.at += len(piece)
+            view = view[len(piece) :]
+            if self.at == boundary:
+                number = (self.at - 1) // block
+                expected = self.table.digests[_DIGEST * number : _DIGEST * (number + 1)]
+                if self._hash.intdigest().to_bytes(_DIGEST, "little") != expected:
+                    raise ChunkCorruptError(
+                        f"Chunk {self.where} is corrupt: bytes {number * block:,}..."
+                        f"{self.at:,} fail their block checksum. The item is not returned. "
+                        f"Re-upload or re-create the dataset (`litdata verify` checks every "
+                        f"chunk)."
+                    )
+                self._hash.reset()
+
+    def block_end(self, offset: int) -> int:
+        """The end of the block holding byte ``offset`` (the file's end for the last one)."""
+        return min(self.table.size, (offset // self.table.block + 1) * self.table.block)
+
+    @property
+    def done(self) -> bool:
+        """Whether every byte arrived and every block passed."""
+        return self.at == self.end

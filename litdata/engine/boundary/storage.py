@@ -40,7 +40,12 @@ from typing import TypeVar
 
 from litdata.core import config
 from litdata.core.errors import PluginValidationError, StorageError
-from litdata.core.protocols import InPlaceStorage, RangedStorage, StorageBackend
+from litdata.core.protocols import (
+    InPlaceStorage,
+    RangedStorage,
+    StorageBackend,
+    StreamedRangeStorage,
+)
 from litdata.core.registry import kinds
 from litdata.engine.throttle import throttled
 
@@ -131,6 +136,11 @@ class Storage:
     def ranged(self) -> bool:
         """Whether the backend reads byte ranges."""
         return isinstance(self.backend, RangedStorage)
+
+    @property
+    def streams_ranges(self) -> bool:
+        """Whether the backend hands the pieces of a range over as they arrive."""
+        return isinstance(self.backend, StreamedRangeStorage)
 
     def _call(
         self,
@@ -365,6 +375,51 @@ class Storage:
             return data
 
         return bytes(self._call("Reading", url, attempt, max(0, end - start), on_retry))
+
+    def read_range_into(
+        self,
+        url: str,
+        start: int,
+        end: int,
+        sink: Callable[[int, bytes | memoryview], None],
+        on_retry: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        """Hand bytes ``[start, end)`` of ``url`` to ``sink(offset, data)`` as they arrive.
+
+        Each attempt starts again at ``start`` (the sink starts over when told ``start``);
+        an attempt that ends before ``end`` is retried like a short answer.
+
+        Args:
+            url: The object.
+            start: The first byte.
+            end: The byte after the last.
+            sink: Told each piece, in order; ``data`` is valid during the call only.
+            on_retry: Told of each transient failure (a throttled request) before its retry.
+        """
+        if not isinstance(self.backend, StreamedRangeStorage):
+            raise TypeError(f"The storage backend {self.origin} does not stream byte ranges.")
+        backend = self.backend
+
+        def attempt() -> None:
+            reached = start
+
+            def counted(offset: int, data: bytes | memoryview) -> None:
+                nonlocal reached
+                if offset not in (reached, start):
+                    raise self._invalid(
+                        "read_range_into", f"skipped from byte {reached:,} to {offset:,} of {url}"
+                    )
+                sink(offset, data)
+                reached = offset + len(data)
+
+            backend.read_range_into(url, start, end, counted)
+            if reached != end:
+                raise ServerAnswerError(
+                    f"the server answered {reached - start:,} bytes for bytes [{start:,}, "
+                    f"{end:,}) of {url}: it ignored the Range header or cut the body short"
+                )
+
+        self._call("Reading", url, attempt, max(0, end - start), on_retry)
 
     def local_path(self, url: str) -> str:
         """The local file behind ``url`` (the backend must be in place)."""

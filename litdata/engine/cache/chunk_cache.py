@@ -7,6 +7,8 @@
   and published into the cache atomically, by one process at a time: the others wait for it.
 - A reader *holds* each chunk it uses (a shared lock); when a download would take the cache
   past ``max_cache_size``, chunks nobody holds are evicted, least recently used first.
+- ``max_cache_size=0`` asks for no cache: a fetched chunk is kept in this process's memory
+  while it is held (:mod:`~litdata.engine.cache.memory`), never written to the cache folder.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import mmap
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from litdata.core import config
+from litdata.core import config, cpu_stages
 from litdata.core.chunks import checksum
 from litdata.core.chunks.blocks import BlockTable
 from litdata.core.chunks.checksum import verify_file
@@ -37,6 +40,7 @@ from litdata.engine.boundary.options import resolve_plugin
 from litdata.engine.cache.copies import CheckedCopies
 from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
 from litdata.engine.cache.locks import ChunkLock
+from litdata.engine.cache.memory import MemoryChunks, memory_supported
 from litdata.engine.cache.parts import PartedDownload, arriving
 from litdata.engine.cache.slots import node_slots
 from litdata.engine.cache.verified import VerifiedChunks, file_identity
@@ -56,6 +60,16 @@ LOOKAHEAD_S = 2.0
 _POLL_SECONDS = 0.02
 
 
+def _known_digest(entry: ChunkEntry) -> str | None:
+    """The digest a checked copy of an uncompressed chunk records, known without hashing it.
+
+    Its index checksum, when that is the algorithm the records use: its bytes passed it, or
+    passed every block's.
+    """
+    recorded = entry.checksum
+    return recorded if recorded and recorded.startswith(f"{checksum.ALGORITHM}:") else None
+
+
 def _missing(where: str) -> ChunkMissingError:
     return ChunkMissingError(
         f"Chunk {where} listed in index.json is missing. The dataset is incomplete or was "
@@ -72,7 +86,8 @@ class ChunkCache:
         cache_dir: The cache root (``LITDATA_CACHE_DIR`` or ``~/.lightning/chunks`` if unset).
         max_cache_size: The budget in bytes for this dataset's cached chunks; ``None`` for no
             limit. Chunks held by a reader are never evicted, so the cache may exceed it by
-            the chunks in use and in flight.
+            the chunks in use and in flight. ``0``: no cache (fetched chunks stay in memory
+            while they are held, where the system allows it).
         verify: Check in-place chunks against their checksums (fetched chunks always are).
         cache_mode: The permission bits of cached files (folders get the matching search
             bits); ``None``: ``LITDATA_CACHE_MODE``, else ``0600`` (folders ``0700``).
@@ -107,6 +122,8 @@ class ChunkCache:
         self._holds: dict[int, ChunkLock] = {}
         #: Cached copies this process checked (hashed on first use).
         self._copies = CheckedCopies()
+        #: Fetched chunks held in memory (no cache).
+        self._memory = MemoryChunks()
         self._verified: VerifiedChunks | None = None
         if self._local is not None and config.verify_setting() != "always":
             home = cache_home(self.location.url, cache_dir)
@@ -115,9 +132,19 @@ class ChunkCache:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(
-            _compressor=None, _checked={}, _holds={}, _directory=None, _copies=CheckedCopies()
+            _compressor=None,
+            _checked={},
+            _holds={},
+            _directory=None,
+            _copies=CheckedCopies(),
+            _memory=MemoryChunks(),
         )
         return state
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether fetched chunks are kept in memory only (``max_cache_size=0``, no cache)."""
+        return self.max_cache_size == 0 and not self.in_place and memory_supported()
 
     @property
     def in_place(self) -> bool:
@@ -157,14 +184,9 @@ class ChunkCache:
             ChunkWaitTimeoutError: Another process was fetching it and did not finish in time.
         """
         entry = self.index.chunks[chunk_index]
-        if self.in_place:
-            path = self._member(entry)
-            if self.verify:
-                self._check_in_place(path, chunk_index, entry)
-            return path
-        inflated = self._inflated_in_place(entry)
-        if inflated is not None:
-            return inflated
+        outside = self._outside_cache(chunk_index, entry)
+        if outside is not None:
+            return outside
         held = self._holds.get(chunk_index)
         target = self.directory / self._plain_name(entry)
         if held is not None:
@@ -194,6 +216,26 @@ class ChunkCache:
         os.utime(target)  # most recently used
         self._holds[chunk_index] = lock
         return str(target)
+
+    def _outside_cache(self, chunk_index: int, entry: ChunkEntry) -> str | None:
+        """The chunk's file when the cache folder does not hold it, else ``None``.
+
+        Read in place (checked), left decompressed in place by LitData, or held in memory
+        (no cache).
+        """
+        if self.in_place:
+            path = self._member(entry)
+            if self.verify:
+                self._check_in_place(path, chunk_index, entry)
+            return path
+        inflated = self._inflated_in_place(entry)
+        if inflated is not None:
+            return inflated
+        if self.in_memory:
+            key = self._memory_key(entry)
+            fetch = partial(self._fetch_into_memory, entry, key)
+            return self._memory.hold(chunk_index, entry.filename, fetch)
+        return None
 
     def _stuck(
         self, entry: ChunkEntry, target: Path, waited: float, setting: str | None
@@ -241,10 +283,16 @@ class ChunkCache:
         """Whether chunk ``chunk_index`` is a local file already (in place, or in the cache)."""
         if self.in_place or self._inflated_in_place(self.index.chunks[chunk_index]):
             return True
+        if self.in_memory:
+            return self._memory.held(chunk_index)
         return (self.directory / self._plain_name(self.index.chunks[chunk_index])).exists()
 
     def release(self, chunk_index: int) -> None:
-        """Stop holding chunk ``chunk_index``: it may be evicted again."""
+        """Stop holding chunk ``chunk_index``: it may be evicted again.
+
+        With no cache, its memory is freed once its reader closed it.
+        """
+        self._memory.release(chunk_index)
         lock = self._holds.pop(chunk_index, None)
         if lock is not None:
             lock.release()
@@ -384,19 +432,47 @@ class ChunkCache:
         """
         if self._local is not None or self._compression:
             return None
-        target = self.directory / self._plain_name(self.index.chunks[chunk_index])
-        return arriving(target, starting)
+        entry = self.index.chunks[chunk_index]
+        if self.in_memory:
+            return arriving(self._memory_key(entry), starting)
+        return arriving(self.directory / self._plain_name(entry), starting)
+
+    def _memory_key(self, entry: ChunkEntry) -> Path:
+        """What a chunk fetched into memory is known as while it arrives (no file has it)."""
+        return Path(f"memory:{id(self)}") / self._plain_name(entry)
+
+    def _fetch_into_memory(self, entry: ChunkEntry, key: Path, path: Path) -> None:
+        """Fetch, check and decompress one chunk into the memory file at ``path``.
+
+        As :meth:`_fetch`, without the cache folder: nothing to evict, publish or record.
+        """
+        start = time.perf_counter()
+        attempts = 1 if self._local is not None else 2
+        for attempt in range(1, attempts + 1):
+            try:
+                size, source, inflating, _ = self._fetch_plain(entry, path, key)
+                break
+            except ChunkCorruptError:
+                if attempt == attempts:
+                    raise
+                where = self.location.join(entry.filename)
+                logger.warning("chunk %s failed its check; downloading it again", where)
+        hooks.chunk_downloaded(source, str(path), size, time.perf_counter() - start - inflating)
+        if inflating:
+            hooks.chunk_decompressed(str(path), entry.chunk_bytes, inflating)
 
     def _fetch_plain(
         self, entry: ChunkEntry, temporary: Path, target: Path
-    ) -> tuple[int, str, float]:
+    ) -> tuple[int, str, float, str | None]:
         """Put the chunk's checked plain bytes in ``temporary``.
 
-        Returns ``(size as stored, source, seconds spent checking and decompressing)``; the
-        last is 0 for a chunk checked while it streams to disk.
+        Returns ``(size as stored, source, seconds spent checking and decompressing, the
+        plain bytes' digest if it is known without hashing them again)``; the seconds are 0
+        for a chunk checked while it streams to disk.
 
         A remote, uncompressed chunk is downloaded straight into place and checked from the
-        file, block by block, so prefetching never holds whole chunks in memory.
+        file, block by block (or piece by piece as it arrives), so prefetching never holds
+        whole chunks in memory.
 
         Raises:
             ChunkCorruptError: It fails its checksum, or does not decompress to what the index
@@ -405,20 +481,25 @@ class ChunkCache:
         if self._local is None and not self._compression:
             url, checked = self._download(entry, temporary, target)
             if not checked:
-                verify_file(temporary, entry, url)
-            return temporary.stat().st_size, url, 0.0
+                with cpu_stages.timed("checksum"):
+                    verify_file(temporary, entry, url)
+            return temporary.stat().st_size, url, 0.0, _known_digest(entry)
         data, source = self.stored(entry, temporary)
         start = time.perf_counter()
-        plain = plain_chunk(
-            data,
-            entry,
-            compressor=self._codec(),
-            level=self.index.config.extra.get("compression_level"),
-            where=source,
-        )
+        with cpu_stages.timed("decompression"):
+            plain = plain_chunk(
+                data,
+                entry,
+                compressor=self._codec(),
+                level=self.index.config.extra.get("compression_level"),
+                where=source,
+            )
         if plain is not data or self._local is not None:
-            temporary.write_bytes(plain)
-        return len(data), source, time.perf_counter() - start
+            with cpu_stages.timed("cache write"):
+                temporary.write_bytes(plain)
+        with cpu_stages.timed("checksum"):  # hashed in memory, not from the file again
+            digest = _known_digest(entry) if plain is data else checksum.checksum_of(plain)
+        return len(data), source, time.perf_counter() - start, digest
 
     def _fetch(self, entry: ChunkEntry, target: Path) -> None:
         """Fetch, check and decompress one chunk, and publish it as ``target``.
@@ -432,14 +513,15 @@ class ChunkCache:
         with publishing(target, entry.chunk_bytes, self.mode) as temporary:
             for attempt in range(1, attempts + 1):
                 try:
-                    size, source, inflating = self._fetch_plain(entry, temporary, target)
+                    size, source, inflating, digest = self._fetch_plain(entry, temporary, target)
                     break
                 except ChunkCorruptError:
                     if attempt == attempts:
                         raise
                     where = self.location.join(entry.filename)
                     logger.warning("chunk %s failed its check; downloading it again", where)
-        self._copies.record(target, self.mode)
+        with cpu_stages.timed("checksum"):
+            self._copies.record(target, self.mode, digest)
         hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)
         if inflating:
             hooks.chunk_decompressed(str(target), entry.chunk_bytes, inflating)

@@ -55,12 +55,19 @@ class CheckedCopies:
         self._seen: dict[str, tuple[int, int, int]] = {}
         self._dropped: set[str] = set()
 
-    def record(self, copy: Path, mode: int) -> None:
-        """Record the digest of ``copy``, just published (a read-only cache records nothing)."""
+    def record(self, copy: Path, mode: int, digest: str | None = None) -> None:
+        """Record the digest of ``copy``, just published (a read-only cache records nothing).
+
+        Args:
+            copy: The published copy.
+            mode: The cache's file permissions.
+            digest: Its digest when the caller knows it (the bytes written were checked
+                against it as they arrived), saving a pass over the file; else it is hashed.
+        """
         with contextlib.suppress(OSError):
             status = os.stat(copy)
             make_folder(record_of(copy).parent, mode)
-            publish_bytes(record_of(copy), _digest(copy).encode(), mode=mode)
+            publish_bytes(record_of(copy), (digest or _digest(copy)).encode(), mode=mode)
             self._seen[str(copy)] = (status.st_dev, status.st_ino, status.st_size)
 
     @staticmethod

@@ -32,7 +32,9 @@ from concurrent.futures import Future
 from functools import partial
 from pathlib import Path
 
+from litdata.core import cpu_stages
 from litdata.core.chunks.blocks import BLOCK_SIZE, BlockTable
+from litdata.core.errors import ChunkCorruptError
 from litdata.core.location import Store
 from litdata.engine.cache.budget import ByteBudget, part_budget
 from litdata.engine.cache.pool import DaemonPool
@@ -165,15 +167,20 @@ class PartedDownload:
                 self.throttle.slowed()
 
         try:
-            with self.budget.holding(end - start, line_key(self.place, number)):
-                with self.throttle.slot(self.place, number), self.slots.slot():
-                    began = time.perf_counter()
+            with (
+                self.budget.holding(end - start, line_key(self.place, number)),
+                self.throttle.slot(self.place, number),
+                self.slots.slot(),
+            ):
+                began = time.perf_counter()
+                if self.table is not None and self.storage.streams_ranges:
+                    self._stream(self.table, start, end, slowed)
+                    took = time.perf_counter() - began
+                else:
                     data = self.storage.read_range(self.url, start, end, on_retry=slowed)
                     took = time.perf_counter() - began
-                if self.table is not None:
-                    self.table.verify(data, start, self.url)
-                os.pwrite(self._open_descriptor(), data, start)
-                del data  # the budget's bytes are free once it is written
+                    self._keep(data, start)
+                    del data  # the budget's bytes are free once it is written
         except BaseException:
             with self._condition:
                 self._failed = True
@@ -185,6 +192,40 @@ class PartedDownload:
         with self._condition:
             self._done[number] = True
             self._condition.notify_all()
+
+    def _keep(self, data: bytes, start: int) -> None:
+        """Check a part read whole (block checksums) and write it where it belongs."""
+        if self.table is not None:
+            with cpu_stages.timed("checksum"):
+                self.table.verify(data, start, self.url)
+        with cpu_stages.timed("cache write"):
+            os.pwrite(self._open_descriptor(), data, start)
+
+    def _stream(
+        self, table: BlockTable, start: int, end: int, slowed: Callable[[BaseException], None]
+    ) -> None:
+        """Fetch a part piece by piece: each written where it belongs and hashed as it comes.
+
+        Nothing of the part is read before every one of its blocks passed (its ``_done``
+        flag is set after this returns), so bytes that land before a block fails are never
+        used: the download fails and its file is dropped.
+        """
+        check = table.checker(start, end, self.url)
+        counting = cpu_stages.enabled()
+
+        def sink(offset: int, data: bytes | memoryview) -> None:
+            began = time.thread_time() if counting else 0.0
+            check.update(offset, data)
+            hashed = time.thread_time() if counting else 0.0
+            with self._condition:  # not after run() closed the file (an abandoned attempt)
+                _write_at(self._open_descriptor(), data, offset)
+            if counting:
+                cpu_stages.add("checksum", hashed - began)
+                cpu_stages.add("cache write", time.thread_time() - hashed)
+
+        self.storage.read_range_into(self.url, start, end, sink, on_retry=slowed)
+        if not check.done:
+            raise ChunkCorruptError(f"{self.url}: bytes [{start:,}, {end:,}) arrived incomplete")
 
     def _open_descriptor(self) -> int:
         if self._descriptor is None:
@@ -209,6 +250,14 @@ class PartedDownload:
                 return None
             data = os.pread(self._descriptor, end - start, start)
         return data if len(data) == end - start else None
+
+
+def _write_at(descriptor: int, data: bytes | memoryview, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` of the file."""
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(descriptor, view, offset)
+        view, offset = view[written:], offset + written
 
 
 def _first_error(futures: list[Future[None]]) -> None:

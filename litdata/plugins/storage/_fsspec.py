@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from litdata.core import cpu_stages
 from litdata.plugins.storage import _inherited_loop  # noqa: F401  # its fork hooks
 from litdata.plugins.storage._network import upload_timeout
 
@@ -73,6 +74,7 @@ class FsspecStorage:
             options = self.filesystem_options()
             self._fs = self.filesystem_class()(skip_instance_cache=True, **options)
             self._pid = os.getpid()
+            _watch_io_thread(self._fs)
         return self._fs
 
     def path(self, url: str) -> str:
@@ -250,3 +252,15 @@ class FsspecStorage:
         with self._errors(url):
             data: bytes = self.fs.cat_file(self.path(url), start=start, end=end)
         return data
+
+
+def _watch_io_thread(fs: Any) -> None:
+    """Charge fsspec's event-loop thread (every request and body) to the ``network`` stage."""
+    if not cpu_stages.enabled() or not getattr(fs, "async_impl", False):
+        return
+    import fsspec.asyn
+
+    fsspec.asyn.get_loop()  # started if it was not
+    thread = fsspec.asyn.iothread[0]
+    if thread is not None:
+        cpu_stages.watch_thread("network", thread)

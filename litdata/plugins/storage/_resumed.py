@@ -27,11 +27,12 @@ __all__ = ["RESUMES", "ResumedRead", "replaced"]
 
 #: Cuts resumed within one read before the error goes to the core's retries.
 RESUMES = 3
-#: Bytes asked of the body at a time.
+#: Bytes asked of the body at a time, and told to the sink at a time (the last piece less).
 _READ = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
-#: Told ``(offset, data)`` of each piece of the body, to put it where it belongs.
-Sink = Callable[[int, bytes], None]
+#: Told ``(offset, data)`` of each piece of the body, to put it where it belongs (``data`` is
+#: only valid during the call: a sink that keeps it copies it).
+Sink = Callable[[int, "bytes | memoryview"], None]
 
 
 def _cuts() -> tuple[type[BaseException], ...]:
@@ -101,6 +102,7 @@ class ResumedRead:
         self.etag = etag
         #: Cuts resumed so far.
         self.cuts = 0
+        self._buffer: memoryview | None = None
 
     async def into(self, sink: Sink) -> None:
         """Read every byte into ``sink``, resuming after cuts.
@@ -150,6 +152,9 @@ class ResumedRead:
                 ) from error
             raise
         self.etag = self.etag or response.get("ETag")
+        length = response.get("ContentLength")
+        if self.end is None and isinstance(length, int):
+            self.end = self.at + length  # a body that ends early is then a cut, resumed
         if ranged:
             self._check_range(response)
         return response["Body"]
@@ -171,9 +176,50 @@ class ResumedRead:
             )
 
     async def _drain(self, body: Any, sink: Sink) -> None:
+        content = _content(body)
+        if content is None:
+            await self._drain_read(body, sink)
+            return
+        # aiohttp's buffers as they came off the socket (tens of KiB each: as many calls of
+        # the sink), gathered into one buffer of ``_READ`` bytes, reused, that the sink is
+        # told of when full: no bytes are joined, no buffer is made per read
+        if self._buffer is None:
+            self._buffer = memoryview(bytearray(_READ))
+        buffer, filled = self._buffer, 0
+        while self.end is None or self.at + filled < self.end:
+            try:
+                piece, _ = await content.readchunk()
+            except BaseException:  # a cut: what arrived before it is kept, the read resumes
+                if filled:
+                    sink(self.at, buffer[:filled])
+                    self.at += filled
+                raise
+            if not piece:
+                break
+            view = memoryview(piece)
+            if self.end is not None:
+                view = view[: self.end - self.at - filled]
+            while view:
+                taken = min(len(view), _READ - filled)
+                buffer[filled : filled + taken] = view[:taken]
+                filled, view = filled + taken, view[taken:]
+                if filled == _READ:
+                    sink(self.at, buffer)
+                    self.at, filled = self.at + filled, 0
+        if filled:
+            sink(self.at, buffer[:filled])
+            self.at += filled
+
+    async def _drain_read(self, body: Any, sink: Sink) -> None:
         while (wanted := _READ if self.end is None else min(_READ, self.end - self.at)) > 0:
             chunk = await body.read(wanted)
             if not chunk:
                 return
             sink(self.at, chunk)
             self.at += len(chunk)
+
+
+def _content(body: Any) -> Any:
+    """The aiohttp stream under an aiobotocore body, or ``None`` for another body."""
+    stream = getattr(getattr(body, "raw_stream", None), "content", None)
+    return stream if callable(getattr(stream, "readchunk", None)) else None

@@ -42,7 +42,7 @@ import difflib
 import gc
 import inspect
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from litdata.core import config
@@ -150,6 +150,9 @@ def _loader(data_path: str | None) -> Any:
 
 
 _S3FileSystem: Any = s3fs.S3FileSystem
+#: Ranges shorter than this are returned as ``bytes`` (one copy of a few bytes); longer ones as
+#: the buffer they were read into.
+_SMALL = 1 << 16
 
 
 class _FileSystem(_S3FileSystem):  # type: ignore[misc]
@@ -326,15 +329,34 @@ class S3Storage(FsspecStorage):
             FileNotFoundError: No object at ``url``.
             ChunkCorruptError: The object is not the version an earlier read of it saw.
         """
+        buffer = bytearray(end - start)
+        view = memoryview(buffer)
+
+        def sink(at: int, data: bytes | memoryview) -> None:
+            view[at - start : at - start + len(data)] = data
+
+        self.read_range_into(url, start, end, sink)
+        return bytes(buffer) if len(buffer) < _SMALL else buffer  # type: ignore[return-value]
+
+    def read_range_into(
+        self, url: str, start: int, end: int, sink: Callable[[int, bytes | memoryview], None]
+    ) -> None:
+        """Bytes ``[start, end)`` of the object into ``sink`` as they arrive: one ranged GET.
+
+        A cut answer is resumed, every answer checked, as :meth:`read_range`'s.
+
+        Raises:
+            FileNotFoundError: No object at ``url``.
+            ChunkCorruptError: The object is not the version an earlier read of it saw.
+        """
         from fsspec.asyn import sync
 
-        pieces: list[bytes] = []
         bucket, _, key = self.path(url).partition("/")
         seen = self._etags.get(url)
         read = ResumedRead(self.fs._call_s3, bucket, key, url, start=start, end=end, etag=seen)
         try:
             with self._errors(url):
-                sync(self.fs.loop, read.into, lambda _, data: pieces.append(data))
+                sync(self.fs.loop, read.into, sink)
         except ChunkCorruptError:
             self._etags.pop(url, None)
             raise
@@ -345,7 +367,6 @@ class S3Storage(FsspecStorage):
                 f"{url} was replaced while it was read (ETag {first}, then {read.etag}); "
                 f"nothing of two versions is used: it is read again whole."
             )
-        return b"".join(pieces)
 
     def upload(self, local_path: str, url: str) -> None:
         """Put ``local_path`` as the object: parts at once if it is large, else one PUT.

@@ -24,7 +24,13 @@ from typing import Any
 
 import pytest
 
-from litdata.core.protocols import InPlaceStorage, RangedStorage, StorageBackend, protocol_members
+from litdata.core.protocols import (
+    InPlaceStorage,
+    RangedStorage,
+    StorageBackend,
+    StreamedRangeStorage,
+    protocol_members,
+)
 
 __all__ = ["StorageContract"]
 
@@ -125,6 +131,26 @@ class StorageContract:
             assert storage.read_range(url, start, end) == _PAYLOAD[start:end]
         with pytest.raises(FileNotFoundError):
             storage.read_range(f"{base_url}/missing.bin", 0, 4)
+
+    def test_streamed_ranged_reads(self, storage: Any, base_url: str, tmp_path: Path) -> None:
+        if not isinstance(storage, StreamedRangeStorage):
+            pytest.skip("the backend does not stream byte ranges")
+        url = f"{base_url}/streamed.bin"
+        _put(storage, tmp_path, url, _PAYLOAD)
+        size = len(_PAYLOAD)
+        for start, end in [(0, 8), (4, 5), (1 << 20, (1 << 20) + 100), (size - 10, size)]:
+            got = bytearray()
+
+            def sink(offset: int, data: Any, got: bytearray = got, start: int = start) -> None:
+                if offset == start:  # an attempt started over
+                    got.clear()
+                assert offset == start + len(got)
+                got.extend(data)
+
+            storage.read_range_into(url, start, end, sink)
+            assert bytes(got) == _PAYLOAD[start:end]
+        with pytest.raises(FileNotFoundError):
+            storage.read_range_into(f"{base_url}/missing.bin", 0, 4, lambda _, __: None)
 
     def test_in_place_objects_are_the_local_files(
         self, storage: Any, base_url: str, tmp_path: Path

@@ -248,3 +248,20 @@ def test_a_remote_chunk_is_fetched_and_checked_without_holding_it_in_memory(
     assert os.path.getsize(path) > 24 << 20
     assert peak < 12 << 20  # written and checked part by part, never whole
     assert [reader[i]["id"] for i in (0, 23)] == [0, 23]
+
+
+def test_s3_with_no_cache_streams_from_memory_with_workers(s3_server, tmp_path):
+    import os
+
+    import litdata as ld
+
+    url = s3_server.url(s3_server.new_bucket(), "ds")
+    options = s3_server.storage_options
+    samples = ({"id": i, "blob": os.urandom(256 << 10)} for i in range(48))
+    ld.write_dataset(samples, url, chunk_bytes="4MB", storage_options=options)
+    cache = tmp_path / "cache"
+    ds = ld.StreamingDataset(url, storage_options=options, cache_dir=str(cache), max_cache_size=0)
+    loader = ld.StreamingDataLoader(ds, batch_size=4, num_workers=2)
+    ids = [int(i) for batch in loader for i in batch["id"]]
+    assert sorted(ids) == list(range(48))
+    assert not [p for p in cache.rglob("chunk-*") if p.is_file()]  # nothing written to disk

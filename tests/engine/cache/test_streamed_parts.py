@@ -1,0 +1,175 @@
+"""Parts of a large chunk streamed piece by piece: written and checked as they arrive."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import uuid
+
+import numpy as np
+import pytest
+
+import litdata as ld
+from litdata.core.errors import ChunkCorruptError
+from litdata.core.registry import kinds
+from litdata.engine.cache.copies import record_of
+from litdata.engine.cache.memory import memory_supported
+from litdata.plugins.storage.memory import MemoryStorage
+
+pytestmark = pytest.mark.usefixtures("fresh_plugins")
+
+#: What the store does: pieces' size, how many answers to cut or garble, what it was asked.
+PLAN: dict[str, int] = {"piece": 10_000, "cut": 0, "garble": 0}
+ASKED: dict[str, list[tuple[str, int, int]]] = {"whole": [], "ranges": [], "streams": []}
+GUARD = threading.Lock()
+
+
+class StreamStore(MemoryStorage):
+    """The memory backend, streaming ranges in pieces; it cuts or garbles answers on request."""
+
+    name = "streamstore"
+
+    def read_range(self, url, start, end):
+        ASKED["ranges"].append((url, start, end))
+        return super().read_range(url, start, end)
+
+    def read_range_into(self, url, start, end, sink):
+        data = super().read_range(url, start, end)
+        with GUARD:
+            ASKED["streams"].append((url, start, end))
+            cut = PLAN["cut"] > 0 and end - start > PLAN["piece"]
+            garble = not cut and PLAN["garble"] > 0 and end - start > PLAN["piece"]
+            PLAN["cut"] -= cut
+            PLAN["garble"] -= garble
+        if garble:
+            data = bytearray(data)
+            data[len(data) // 2] ^= 0xFF
+        step = PLAN["piece"]
+        for at in range(0, len(data), step):
+            if cut and at >= len(data) // 2:
+                raise ConnectionError(f"{url}: the connection was reset")
+            sink(start + at, memoryview(data)[at : at + step])
+
+
+@pytest.fixture
+def url():
+    kinds.storage.register("streamstore", StreamStore)
+    PLAN.update(piece=10_000, cut=0, garble=0)
+    for calls in ASKED.values():
+        calls.clear()
+    return f"streamstore://streamed-{uuid.uuid4().hex[:8]}/ds"
+
+
+def _write(url, count=400, blob=16_000):
+    samples = ({"id": i, "blob": np.full(blob, i % 251, dtype=np.uint8)} for i in range(count))
+    ld.write_dataset(samples, url, chunk_bytes="4MB")
+    store = StreamStore()
+    return json.loads(store.fs.cat_file(store.path(f"{url}/index.json")))["chunks"]
+
+
+def _epoch(url, tmp_path):
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    samples = list(ds)
+    assert sorted(int(s["id"]) for s in samples) == list(range(len(ds)))
+    for sample in samples:
+        assert (sample["blob"] == int(sample["id"]) % 251).all()
+    return ds
+
+
+def test_large_chunks_stream_their_parts_and_record_the_index_checksum(url, tmp_path):
+    chunks = _write(url)
+    _epoch(url, tmp_path)
+    large = [c for c in chunks if c["chunk_bytes"] > 2 << 20]
+    assert large
+    for chunk in large:  # every part streamed, none read whole into memory
+        streamed = [(s, e) for u, s, e in ASKED["streams"] if u.endswith("/" + chunk["filename"])]
+        assert len(streamed) > 1
+        assert not [r for r in ASKED["ranges"] if r[0].endswith("/" + chunk["filename"])]
+        # the copy's record is the index's checksum, known without hashing the copy again
+        (copy,) = (tmp_path / "cache").rglob(chunk["filename"])
+        assert record_of(copy).read_text() == chunk["checksum"]
+
+
+def test_a_part_cut_midway_starts_over_and_the_chunk_is_right(url, tmp_path):
+    _write(url)
+    PLAN["cut"] = 3
+    _epoch(url, tmp_path)
+    assert PLAN["cut"] == 0
+
+
+def test_a_garbled_part_fails_its_block_and_the_chunk_is_fetched_again(url, tmp_path):
+    _write(url)
+    PLAN["garble"] = 1
+    _epoch(url, tmp_path)
+    assert PLAN["garble"] == 0
+
+
+def test_a_part_garbled_every_time_is_an_error_not_samples(url, tmp_path):
+    _write(url)
+    PLAN["garble"] = 10_000
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(ChunkCorruptError, match="block checksum"):
+        list(ds)
+
+
+def _memory_files():
+    """The memfd files this process has open (``/proc/self/fd`` links to ``/memfd:...``)."""
+    import os
+
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{name}").startswith("/memfd:chunk-"):
+                found.append(name)
+    return found
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_no_cache_keeps_chunks_in_memory_while_read_and_writes_nothing(url, tmp_path):
+    _write(url)
+    cache = tmp_path / "cache"
+    ds = ld.StreamingDataset(url, cache_dir=str(cache), max_cache_size=0, shuffle=True)
+    assert ds.max_cache_size == 0
+    loader = ld.StreamingDataLoader(ds, batch_size=16, num_workers=0)
+    ids = []
+    for batch in loader:
+        ids.extend(int(i) for i in batch["id"])
+        assert (batch["blob"][:, 0].numpy() == batch["id"].numpy() % 251).all()
+        assert len(_memory_files()) <= 4  # the chunk read and the ones fetched ahead
+    assert sorted(ids) == list(range(400))
+    assert not [p for p in cache.rglob("chunk-*") if p.is_file()]  # no chunk on disk
+    assert not _memory_files()  # each let go once read
+    assert ASKED["streams"]  # the parts still streamed and checked
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_no_cache_refetches_a_garbled_chunk_and_serves_random_access(url, tmp_path):
+    _write(url)
+    PLAN["garble"] = 1
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"), max_cache_size=0)
+    assert sorted(int(s["id"]) for s in ds) == list(range(400))
+    assert PLAN["garble"] == 0
+    assert int(ds[123]["id"]) == 123
+    PLAN["garble"] = 10_000
+    fresh = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache2"), max_cache_size=0)
+    with pytest.raises(ChunkCorruptError, match="block checksum"):
+        list(fresh)
+    assert not _memory_files()
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_chunks_held_in_memory_stay_with_their_process_when_pickled(url, tmp_path):
+    import pickle
+
+    _write(url)
+    ds = ld.StreamingDataset(url, cache_dir=str(tmp_path / "cache"), max_cache_size=0)
+    reader = ld.DatasetReader(url, cache_dir=str(tmp_path / "cache"), max_cache_size=0)
+    path = reader.cache.hold(0)
+    assert reader.cache.cached(0)
+    copy = pickle.loads(pickle.dumps(reader.cache))  # a spawned worker's
+    assert not copy.cached(0)
+    reader.cache.release(0)
+    assert not reader.cache.cached(0)
+    assert len(pickle.loads(pickle.dumps(ds))) == 400
+    assert path.startswith("/proc/self/fd/")
