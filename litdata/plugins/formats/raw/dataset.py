@@ -99,8 +99,8 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         items = self.setup(files)
         if not isinstance(items, list):
             raise TypeError(
-                f"{type(self).__name__}.setup must return a list of FileMetadata (or of lists "
-                f"of them), not {type(items).__name__}."
+                f"The setup method must return a list (of FileMetadata, or of lists of them): "
+                f"{type(self).__name__}.setup returned a {type(items).__name__}."
             )
         self.items: list[Item] = list(items)
         if max_concurrent_downloads is not None:

@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from litdata.core import config
 from litdata.core.chunks.framing import framed_limit
 from litdata.core.dataset_file import decode_json
+from litdata.core.errors import UnknownPluginError
 from litdata.core.guards import is_member
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
@@ -111,8 +112,16 @@ class FileIndexer:
         Raises:
             FileNotFoundError: The folder does not exist.
             TypeError: The storage backend cannot list recursively.
+            UnknownPluginError: No storage backend serves its URL scheme (also a
+                ``ValueError``, as LitData raises).
         """
-        location = resolve(input_dir, storage_options=storage_options)
+        try:
+            location = resolve(input_dir, storage_options=storage_options)
+        except UnknownPluginError as error:
+            scheme = input_dir.split("://", 1)[0]
+            raise UnknownPluginError(
+                f"Unsupported input directory scheme: `{scheme}`. {error}"
+            ) from None
         local = location.local_path
         if local is not None:
             return self._walk(local)
