@@ -746,6 +746,11 @@ def cause(message: str, text: str) -> str:
         first = errors[-1] if errors else text.strip().splitlines()[-1]
     for pattern, repl in _ELIDE:
         first = pattern.sub(repl, first)
+    if re.fullmatch(r"(AssertionError: )?assert (not )?(False|True|# [<>=!]=? #)", first) and text:
+        # a bare assert says nothing: name the line that failed
+        source = [line[1:].strip() for line in text.splitlines() if line.startswith(">")]
+        if source:
+            first = f"{first} at `{source[-1][:100]}`"
     return first[:160]
 
 

@@ -411,3 +411,24 @@ def test_litdatas_serializer_attributes():
     assert BooleanSerializer().size == 1
     data, name = TextSerializer().serialize(Text(text="héllo"))
     assert (bytes(data), name) == ("héllo".encode(), "text")
+
+
+@pytest.mark.parametrize(
+    ("serializer", "payload", "suffix", "name"),
+    [
+        (MeshSerializer, b"solid x\nendsolid x\n", "stl", "mesh:stl"),
+        (NiftiSerializer, b"not-really-nifti", "nii", "nifti:nii"),
+        (PdfSerializer, b"%PDF-1.4 tiny", "pdf", "pdf"),
+    ],
+)
+def test_decode_false_reads_the_files_bytes_back(tmp_path, serializer, payload, suffix, name):
+    """LitData's ``decode=False``: the leaf comes back as the bytes written."""
+    path = tmp_path / f"file.{suffix}"
+    path.write_bytes(payload)
+    raw = serializer(decode=False)
+    assert raw.can_serialize(str(path))
+    data, written_as = raw.serialize(str(path))
+    assert written_as == name
+    raw.setup(written_as)
+    assert raw.deserialize(data) == payload
+    assert serializer().decode is True
