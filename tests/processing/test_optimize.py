@@ -179,7 +179,10 @@ def test_append_continues_numbering_per_rank(tmp_path):
 def test_append_refuses_another_structure_and_keeps_the_dataset(tmp_path):
     ld.optimize(fns.record, range(10), tmp_path, chunk_size=5, verbose=False)
     before = sorted(os.listdir(tmp_path))
-    with pytest.raises(ProcessingError, match="cannot extend the dataset") as caught:
+    with pytest.raises(
+        ProcessingError,
+        match="The config isn.t consistent between chunks: these samples cannot extend the dataset",
+    ) as caught:
         ld.optimize(
             fns.other_structure, range(5), tmp_path, chunk_size=5, mode="append", verbose=False
         )

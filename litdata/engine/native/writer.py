@@ -304,7 +304,8 @@ class ChunkWriter:
                 f"{key}: {ours[key]!r} here vs {theirs[key]!r} in the dataset" for key in different
             )
             raise DatasetFormatError(
-                f"These samples cannot extend the dataset in {self.output_dir}: {details}. "
+                f"The config isn't consistent between chunks: these samples cannot extend the "
+                f"dataset in {self.output_dir}: {details}. "
                 f"Use the same chunk settings, compression and sample structure, or write a "
                 f"new dataset (mode='overwrite')."
             )
