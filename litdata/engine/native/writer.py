@@ -217,7 +217,8 @@ class ChunkWriter:
             and header_size(1) + size > self._chunk_bytes
         ):
             warnings.warn(
-                f"Sample {self.num_samples - 1} takes {size} bytes, more than "
+                f"An item was larger than the target chunk size: sample "
+                f"{self.num_samples - 1} takes {size} bytes, more than "
                 f"chunk_bytes={self._chunk_bytes}; it is written alone in its chunk. Raise "
                 f"chunk_bytes if this happens often.",
                 LitdataWarning,
