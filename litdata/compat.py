@@ -70,6 +70,20 @@ PATHS: dict[str, dict[str, str]] = {
         "TIFFSerializer": "litdata.plugins.serializers.tiff:TiffSerializer",
     },
     "litdata.streaming.cache": {"Cache": "litdata.processing.cache"},
+    # The modules that define LitData's top-level names: ``from litdata.streaming.writer import
+    # index_parquet_dataset`` is how some of its users (and its own tests) import them.
+    "litdata.streaming.writer": {"index_parquet_dataset": "litdata.plugins.formats.parquet.format"},
+    "litdata.streaming.collate": {"litdata_collate": "litdata.streaming.workers.collate"},
+    "litdata.streaming.dataset_update": {"dataset_update": "litdata.processing.update"},
+    "litdata.processing.complete": dict.fromkeys(
+        ("complete_dataset", "is_complete_dataset"), "litdata.processing.merge"
+    ),
+    "litdata.processing.media_folder": {
+        "iter_webdataset_tar": "litdata.plugins.formats.webdataset.tars",
+        "list_media_folder": "litdata.plugins.formats.raw.media",
+    },
+    "litdata.utilities.hf_dataset": {"index_hf_dataset": "litdata.plugins.formats.hf.datasets"},
+    "litdata.utilities.keys_index": {"build_keys_index": "litdata.processing.keys"},
     "litdata.utilities.train_test_split": {"train_test_split": "litdata.streaming.split"},
     "litdata.utilities.dataset_utilities": {"load_index_file": "litdata.engine.opening"},
     "litdata.constants": {
@@ -112,6 +126,7 @@ PATHS: dict[str, dict[str, str]] = {
         "FileMetadata": "litdata.plugins.formats.raw.indexer",
         "StreamingRawDataset": "litdata.plugins.formats.raw.dataset",
     },
+    "litdata.raw.dataset": {"StreamingRawDataset": "litdata.plugins.formats.raw.dataset"},
     "litdata.raw.indexer": {
         "BaseIndexer": "litdata.plugins.formats.raw.indexer",
         "FileIndexer": "litdata.plugins.formats.raw.indexer",

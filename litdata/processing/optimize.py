@@ -41,7 +41,10 @@ def _check_resumable(
     fn: Callable[[Any], Any], use_checkpoint: bool, align_chunking: bool, chunk_size: int | None
 ) -> None:
     if align_chunking and chunk_size is None:
-        raise ValueError("align_chunking=True needs chunk_size (it aligns whole chunks of items).")
+        raise ValueError(
+            "align_chunking=True: `chunk_size` needs to be defined (it aligns whole chunks of "
+            "items); chunk_bytes alone cannot say where a chunk ends."
+        )
     if use_checkpoint and inspect.isgeneratorfunction(fn):
         raise ValueError(
             "use_checkpoint=True cannot resume a generator fn (an input may yield "
@@ -52,11 +55,15 @@ def _check_resumable(
 def _ordered(
     keep_data_ordered: bool | None, use_checkpoint: bool, align_chunking: bool, queue: Any
 ) -> bool:
-    if keep_data_ordered is False and (use_checkpoint or align_chunking):
-        feature = "use_checkpoint" if use_checkpoint else "align_chunking"
+    if keep_data_ordered is False and use_checkpoint:
         raise ValueError(
-            f"{feature}=True needs ordered inputs; it cannot be combined with "
-            f"keep_data_ordered=False."
+            "Checkpoint feature is not supported with keep_data_ordered=False: "
+            "use_checkpoint=True needs ordered inputs to know which are done."
+        )
+    if keep_data_ordered is False and align_chunking:
+        raise ValueError(
+            "align_chunking requires keep_data_ordered=True: the chunks it aligns follow "
+            "the order of the inputs."
         )
     if queue is not None and (keep_data_ordered or use_checkpoint):
         raise ValueError(

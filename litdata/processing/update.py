@@ -79,7 +79,7 @@ class DatasetUpdate:
                 f"against another writer. Download it, update it, and upload it again."
             )
         self.root = Path(local)
-        for needed in (INDEX_FILENAME, KEYS_DIR):
+        for needed in (INDEX_FILENAME, f"{KEYS_DIR}/"):
             if not (self.root / needed).exists():
                 raise FileNotFoundError(
                     f"{self.root} has no {needed}: dataset_update needs a dataset written with "
@@ -112,7 +112,8 @@ class DatasetUpdate:
     def _check_open(self) -> None:
         if self._done:
             raise RuntimeError(
-                "This dataset_update was already committed or closed; open a new one."
+                "This dataset_update was already committed or closed; it cannot be used after "
+                "commit. Open a new one."
             )
 
     # -- committing ------------------------------------------------------------------------
@@ -145,7 +146,14 @@ class DatasetUpdate:
         starts = [0, *accumulate(reader.chunk_sizes)]
         by_chunk: dict[int, dict[int, Any]] = defaultdict(dict)
         for key, sample in self._pending.items():
-            position = reader.find_key(key)
+            try:
+                position = reader.find_key(key)
+            except KeyError:
+                reader.close()
+                raise KeyError(
+                    f"Unknown dataset key {key!r}: no sample of {self.root} has it (nothing was "
+                    f"changed; dataset_update replaces samples, it does not add them)."
+                ) from None
             chunk = bisect_right(starts, position) - 1
             by_chunk[chunk][position - starts[chunk]] = sample
         generation = 1 + max(

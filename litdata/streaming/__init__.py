@@ -10,8 +10,8 @@
 - the face, here: ``StreamingDataset`` (``dataset``), ``StreamingDataLoader``
   (``dataloader``), their argument checks, ``train_test_split``, frames and reprs.
 
-``from litdata.streaming import StreamingDataset, StreamingDataLoader`` works as in LitData;
-the names are imported on first use.
+``from litdata.streaming import StreamingDataset, StreamingDataLoader, Cache`` works as in
+LitData; the names are imported on first use.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import importlib
 from typing import Any
 
 __all__ = [
+    "Cache",
     "CombinedStreamingDataset",
     "ParallelStreamingDataset",
     "StreamingDataLoader",
@@ -29,6 +30,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Cache": "litdata.processing.cache",
     "CombinedStreamingDataset": "litdata.streaming.composition.combined",
     "ParallelStreamingDataset": "litdata.streaming.composition.parallel",
     "StreamingDataLoader": "litdata.streaming.dataloader",

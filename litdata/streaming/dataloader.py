@@ -445,7 +445,13 @@ class StreamingDataLoader(DataLoader[Any], BatchControl):
             self._streamable.reset_state_dict()
             self._position.restoring = False
             return
-        self._streamable.load_state_dict(state["dataset"])
+        self._streamable.load_state_dict(state["dataset"])  # checks it is this dataset's state
+        if samples == 0 and self.current_epoch == 0:
+            # Saved before any iteration: nothing to resume, the next iteration is the first
+            # epoch, and ``restore`` stays False as in LitData.
+            self._streamable.reset_state_dict()
+            self._position.restoring = False
+            return
         per_epoch = length_of(self._streamable)
         if isinstance(per_epoch, int) and samples >= per_epoch:
             # Saved after the epoch's last batch, before the loop saw its end: what comes

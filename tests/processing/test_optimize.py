@@ -179,7 +179,10 @@ def test_append_continues_numbering_per_rank(tmp_path):
 def test_append_refuses_another_structure_and_keeps_the_dataset(tmp_path):
     ld.optimize(fns.record, range(10), tmp_path, chunk_size=5, verbose=False)
     before = sorted(os.listdir(tmp_path))
-    with pytest.raises(ProcessingError, match="cannot extend the dataset") as caught:
+    with pytest.raises(
+        ProcessingError,
+        match="The config isn.t consistent between chunks: these samples cannot extend the dataset",
+    ) as caught:
         ld.optimize(
             fns.other_structure, range(5), tmp_path, chunk_size=5, mode="append", verbose=False
         )
@@ -235,9 +238,19 @@ def test_spawn_needs_an_importable_fn(tmp_path):
             {"chunk_size": 2, "mode": "replace"},
             "The provided .mode. should be either .append. or .overwrite..*got mode='replace'",
         ),
-        ({"chunk_bytes": "1MB", "align_chunking": True}, "align_chunking=True needs chunk_size"),
-        ({"chunk_size": 2, "align_chunking": True, "keep_data_ordered": False}, "needs ordered"),
-        ({"chunk_size": 2, "use_checkpoint": True, "keep_data_ordered": False}, "needs ordered"),
+        # LitData's phrases, then ours
+        (
+            {"chunk_bytes": "1MB", "align_chunking": True},
+            "^align_chunking=True: `chunk_size` needs",
+        ),
+        (
+            {"chunk_size": 2, "align_chunking": True, "keep_data_ordered": False},
+            "^align_chunking requires keep_data_ordered=True",
+        ),
+        (
+            {"chunk_size": 2, "use_checkpoint": True, "keep_data_ordered": False},
+            "^Checkpoint feature is not supported .*needs ordered inputs",
+        ),
         ({"chunk_size": 2, "num_workers": -1}, "non-negative integer"),
         ({"chunk_size": 2, "fast_dev_run": -2}, "fast_dev_run"),
         ({"chunk_size": 2, "batch_size": 0}, "batch_size"),

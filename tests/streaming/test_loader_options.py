@@ -52,6 +52,16 @@ def test_restore_is_true_from_load_until_the_resumed_epoch_starts(dataset):
     assert not resumed.restore
 
 
+def test_a_state_saved_before_any_iteration_restores_nothing(dataset):
+    """LitData: ``restore`` stays False; the next iteration is the whole first epoch."""
+    fresh = ld.StreamingDataLoader(ld.StreamingDataset(dataset, shuffle=True), batch_size=4)
+    loader = ld.StreamingDataLoader(ld.StreamingDataset(dataset, shuffle=True), batch_size=4)
+    loader.load_state_dict(loader.state_dict())
+    assert not loader.restore
+    assert _ids(loader) == _ids(fresh)
+    assert loader.current_epoch == fresh.current_epoch == 1
+
+
 def test_persistent_workers_and_prefetch_factor_are_accepted(dataset):
     with pytest.warns(LitdataWarning, match="persistent_workers=True is ignored"):
         loader = ld.StreamingDataLoader(

@@ -312,7 +312,10 @@ class Graph:
             TypeError: ``data`` is an opaque object, not a mapping.
         """
         if self.is_opaque:
-            raise TypeError(f"Graph(data=<{type(self.data).__qualname__}>) is not a mapping")
+            raise TypeError(
+                f"Graph(data=<{type(self.data).__qualname__}>) is an opaque object, not a "
+                "mapping: it cannot be combined with other fields."
+            )
         mapping = dict(self.data or {})
         for item in fields(self):
             value = getattr(self, item.name)

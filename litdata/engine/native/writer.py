@@ -217,7 +217,8 @@ class ChunkWriter:
             and header_size(1) + size > self._chunk_bytes
         ):
             warnings.warn(
-                f"Sample {self.num_samples - 1} takes {size} bytes, more than "
+                f"An item was larger than the target chunk size: sample "
+                f"{self.num_samples - 1} takes {size} bytes, more than "
                 f"chunk_bytes={self._chunk_bytes}; it is written alone in its chunk. Raise "
                 f"chunk_bytes if this happens often.",
                 LitdataWarning,
@@ -304,7 +305,8 @@ class ChunkWriter:
                 f"{key}: {ours[key]!r} here vs {theirs[key]!r} in the dataset" for key in different
             )
             raise DatasetFormatError(
-                f"These samples cannot extend the dataset in {self.output_dir}: {details}. "
+                f"The config isn't consistent between chunks: these samples cannot extend the "
+                f"dataset in {self.output_dir}: {details}. "
                 f"Use the same chunk settings, compression and sample structure, or write a "
                 f"new dataset (mode='overwrite')."
             )

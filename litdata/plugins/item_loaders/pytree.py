@@ -24,6 +24,7 @@ from litdata.core.errors import (
 from litdata.core.formats import ReadOptions, SerializerChoice
 from litdata.core.guards import check_count
 from litdata.core.index import ChunkColumns, ChunkEntry, DatasetIndex
+from litdata.core.protocols import Serializer
 from litdata.engine.items.serializer_set import fixed_size_of
 from litdata.engine.items.treespec import (
     TreeSpec,
@@ -247,7 +248,7 @@ class PyTreeDecoder:
         self._chunk_decrypt = decrypt if level == "chunk" else None
         self._item_decrypt = decrypt if level == "sample" else None
         self.decode: Callable[[memoryview], Any] = _compile_decode(
-            [serializer.deserialize for serializer in self._serializers], self._spec
+            [_leaf_decoder(serializer) for serializer in self._serializers], self._spec
         )
         """Rebuild the sample stored in an item's plain bytes (raises ``ChunkCorruptError``
         when its leaf sizes do not add up to its length)."""
@@ -340,7 +341,7 @@ class PyTreeDecoder:
         sizes = struct.unpack_from(f"<{len(self._formats)}I", item)
         for name, size, serializer in zip(self._formats, sizes, self._serializers, strict=True):
             try:
-                serializer.deserialize(item[start : start + size])
+                _leaf_decoder(serializer)(item[start : start + size])
             except Exception as failure:  # the first leaf that fails is named
                 return SampleDecodeError(
                     f"{where}: the {name!r} serializer ({self._providers.origin(name)}) failed "
@@ -355,6 +356,23 @@ def _corrupt(expected: int, actual: int) -> None:
         f"An item's leaf sizes add up to {expected} bytes but the item has {actual}: the chunk is "
         f"corrupt or was written with a different data_format."
     )
+
+
+def _leaf_decoder(serializer: Any) -> Callable[[memoryview], Any]:
+    """How a leaf's payload reaches ``serializer``: a view of the chunk, or ``bytes``.
+
+    ``bytes`` for a serializer written for LitData (a subclass of
+    ``litdata.streaming.serializers.Serializer``), whose ``deserialize`` takes ``bytes`` there
+    and may call ``data.decode()`` or ``json.loads(data)``, which a memoryview does not support.
+    """
+    if Serializer not in type(serializer).__mro__:
+        return serializer.deserialize  # type: ignore[no-any-return]
+    deserialize = serializer.deserialize
+
+    def with_bytes(data: memoryview) -> Any:
+        return deserialize(bytes(data))
+
+    return with_bytes
 
 
 def _compile_decode(

@@ -169,6 +169,16 @@ class AudioSerializer:
         }
         self._extension = "wav"
 
+    @property
+    def sampling_rate(self) -> int | None:
+        """The rate decoded audio is resampled to (``None``: the file's own), as given."""
+        return self.options["sample_rate"]
+
+    @property
+    def num_channels(self) -> int | None:
+        """The channels decoded audio is mixed to (``None``: the file's own), as given."""
+        return self.options["num_channels"]
+
     def can_serialize(self, item: Any) -> bool:
         """Claims ``Audio`` wrappers and existing files with an audio extension."""
         return isinstance(item, Audio) or media_path(item, AUDIO_EXTENSIONS) is not None

@@ -121,6 +121,8 @@ class GraphSerializer:
         """The LDGR pack (``graph``), or an opaque graph pickled (``graph:pickle``)."""
         if isinstance(item, Graph):
             if item.is_opaque:
+                if any(getattr(item, name, None) is not None for name in GRAPH_FIELDS):
+                    item.to_mapping()  # raises: the other fields would be lost in the pickle
                 return PickleSerializer().serialize(item.data)[0], "graph:pickle"
             import torch  # noqa: F401  (``_tensors`` looks tensors up by class)
 

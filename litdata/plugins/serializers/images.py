@@ -338,7 +338,7 @@ class JPEGArraySerializer:
         if not isinstance(item, list | tuple):
             raise TypeError(f"expected a JpegArray, got {type(item).__qualname__}")
         if not item:
-            raise ValueError("JpegArray(images=[]) is empty: it needs at least one image")
+            raise ValueError("JpegArray(images=[]) is empty: it needs a non-empty list of images")
         encoded = [_jpeg_bytes(image, quality) for image in item]
         sizes = struct.pack(f"<{len(encoded) + 1}I", len(encoded), *map(len, encoded))
         return sizes + b"".join(encoded), None

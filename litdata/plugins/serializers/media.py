@@ -147,15 +147,15 @@ class TextSerializer:
         """Claims ``Text`` wrappers only (plain ``str`` goes to the ``str`` serializer)."""
         return isinstance(item, Text)
 
-    def serialize(self, item: Any) -> tuple[bytes, None]:
-        """The UTF-8 text, or the referenced bytes as they are."""
+    def serialize(self, item: Any) -> tuple[bytes, str]:
+        """The UTF-8 text, or the referenced bytes as they are; the leaf is ``text``."""
         if not isinstance(item, Text):
             raise TypeError(f"expected a Text, got {type(item).__qualname__}")
         if item.text is not None:
-            return item.text.encode("utf-8"), None
+            return item.text.encode("utf-8"), self.name
         if item.path is None and item.bytes is None:
             raise TypeError("Text() needs text=, path= or bytes=")
-        return item.read(), None
+        return item.read(), self.name
 
     def deserialize(self, data: bytes | memoryview) -> str:
         """The decoded text."""

@@ -47,7 +47,12 @@ def _mesh_bytes(mesh: Any, file_type: str | None) -> tuple[bytes, str]:
 
 
 class MeshSerializer:
-    """``Mesh`` wrappers, trimesh meshes and scenes, and ``.glb``/``.ply``/``.stl`` paths."""
+    """``Mesh`` wrappers, trimesh meshes and scenes, and ``.glb``/``.ply``/``.stl`` paths.
+
+    Args:
+        decode: ``False`` reads leaves back as the file's bytes (a trimesh object otherwise), as
+            LitData's ``decode=False`` does; no trimesh needed then.
+    """
 
     name: ClassVar[str] = "mesh"
     types: ClassVar[tuple[str, ...]] = (
@@ -58,7 +63,8 @@ class MeshSerializer:
     )
     priority: ClassVar[int] = 218
 
-    def __init__(self) -> None:
+    def __init__(self, decode: bool = True) -> None:
+        self.decode = decode
         self._file_type = "glb"
 
     def can_serialize(self, item: Any) -> bool:
@@ -84,7 +90,9 @@ class MeshSerializer:
         return data, f"mesh:{kind}"
 
     def deserialize(self, data: bytes | memoryview) -> Any:
-        """What ``trimesh.load`` returns for the file (a ``Scene`` for GLB)."""
+        """What ``trimesh.load`` returns for the file (a ``Scene`` for GLB), or its bytes."""
+        if not self.decode:
+            return bytes(data)
         return _trimesh().load(io.BytesIO(bytes(data)), file_type=self._file_type)
 
     def setup(self, data_format: str) -> None:

@@ -105,7 +105,12 @@ def _gunzip(data: bytes) -> bytes:
 
 
 class NiftiSerializer:
-    """``Nifti`` wrappers, nibabel images and ``.nii``/``.nii.gz`` paths."""
+    """``Nifti`` wrappers, nibabel images and ``.nii``/``.nii.gz`` paths.
+
+    Args:
+        decode: ``False`` reads leaves back as the file's bytes (a nibabel image otherwise), as
+            LitData's ``decode=False`` does; no nibabel needed then.
+    """
 
     name: ClassVar[str] = "nifti"
     types: ClassVar[tuple[str, ...]] = (
@@ -114,6 +119,9 @@ class NiftiSerializer:
         "nibabel.spatialimages.SpatialImage",
     )
     priority: ClassVar[int] = 219
+
+    def __init__(self, decode: bool = True) -> None:
+        self.decode = decode
 
     def can_serialize(self, item: Any) -> bool:
         """Claims ``Nifti`` wrappers, nibabel images and existing NIfTI files."""
@@ -146,8 +154,10 @@ class NiftiSerializer:
         return item.read(), f"nifti:{suffix or 'nii'}"
 
     def deserialize(self, data: bytes | memoryview) -> Any:
-        """A ``nibabel.Nifti1Image`` (``Nifti2Image`` for NIfTI-2 files)."""
+        """A ``nibabel.Nifti1Image`` (``Nifti2Image`` for NIfTI-2 files), or the file's bytes."""
         raw = bytes(data)
+        if not self.decode:
+            return raw
         if raw.startswith(_GZIP):
             raw = _gunzip(raw)
         nibabel = _nibabel()

@@ -48,7 +48,12 @@ def _document_bytes(document: Any) -> bytes:
 
 
 class PdfSerializer:
-    """``Pdf`` wrappers, open documents, ``bytes`` that start with ``%PDF``, and ``.pdf`` paths."""
+    """``Pdf`` wrappers, open documents, ``bytes`` that start with ``%PDF``, and ``.pdf`` paths.
+
+    Args:
+        decode: ``False`` reads leaves back as the file's bytes (a ``pypdf.PdfReader``
+            otherwise), as LitData's ``decode=False`` does; no pypdf needed then.
+    """
 
     name: ClassVar[str] = "pdf"
     types: ClassVar[tuple[str, ...]] = (
@@ -61,6 +66,9 @@ class PdfSerializer:
     )
     priority: ClassVar[int] = 217
 
+    def __init__(self, decode: bool = True) -> None:
+        self.decode = decode
+
     def can_serialize(self, item: Any) -> bool:
         """Claims PDFs in any of the forms above (``bytes`` before the ``bytes`` serializer)."""
         if isinstance(item, Pdf) or _is_document(item):
@@ -69,8 +77,8 @@ class PdfSerializer:
             return item.startswith(_MAGIC)
         return not isinstance(item, dict) and media_path(item, ("pdf",)) is not None
 
-    def serialize(self, item: Any) -> tuple[bytes, None]:
-        """The document's bytes."""
+    def serialize(self, item: Any) -> tuple[bytes, str]:
+        """The document's bytes; the leaf is ``pdf``."""
         if isinstance(item, Pdf):
             data = _document_bytes(item.pdf) if item.pdf is not None else item.read()
         elif _is_document(item):
@@ -85,10 +93,12 @@ class PdfSerializer:
             )
         if not data.startswith(_MAGIC):
             raise ValueError(f"the data is not a PDF (it starts with {data[:8]!r}, not %PDF)")
-        return data, None
+        return data, self.name
 
     def deserialize(self, data: bytes | memoryview) -> Any:
-        """A ``pypdf.PdfReader`` over the document."""
+        """A ``pypdf.PdfReader`` over the document, or its bytes."""
+        if not self.decode:
+            return bytes(data)
         pypdf = require("pypdf", extra="pdf", purpose="Reading pdf leaves")
         return pypdf.PdfReader(io.BytesIO(bytes(data)))
 

@@ -26,6 +26,8 @@ class BoolSerializer(_Plain):
     types: ClassVar[tuple[str, ...]] = ("builtins.bool",)
     priority: ClassVar[int] = 200
     fixed_size: ClassVar[int] = 1
+    #: LitData's name for the fixed size.
+    size: ClassVar[int] = 1
 
     def can_serialize(self, item: Any) -> bool:
         """Claims ``bool`` values."""

@@ -300,3 +300,56 @@ def test_a_file_list_copied_from_elsewhere_is_ignored(s3_server, tmp_path):
     )
     assert all(item.path.startswith(url) for item in remote.items)
     assert remote[0] == written[min(written)]
+
+
+def test_litdatas_look_ahead_and_hedging_arguments_are_accepted_hints(tmp_path):
+    """LitData 0.2.76's max_prefetch, prefetch_cache_size and hedge_delay: kept, validated, and
+    the items are the same whatever they are (this dataset reads nothing ahead)."""
+    files = _files(tmp_path / "data", count=5)
+    default = ld.StreamingRawDataset(str(tmp_path / "data"), cache_dir=str(tmp_path / "c"))
+    assert (default.max_prefetch, default.prefetch_cache_size, default.hedge_delay) == (16, 32, 0.0)
+    tuned = ld.StreamingRawDataset(
+        str(tmp_path / "data"),
+        cache_dir=str(tmp_path / "c"),
+        max_prefetch=0,
+        prefetch_cache_size=4,
+        hedge_delay=0.5,
+    )
+    assert (tuned.max_prefetch, tuned.prefetch_cache_size, tuned.hedge_delay) == (0, 4, 0.5)
+    assert [bytes(item) for item in tuned] == [files[name] for name in sorted(files)]
+    with pytest.raises(ValueError, match="max_prefetch must be 0 or more"):
+        ld.StreamingRawDataset(
+            str(tmp_path / "data"), cache_dir=str(tmp_path / "c"), max_prefetch=-1
+        )
+
+
+def test_items_that_are_not_file_metadata_and_indexes_out_of_range(tmp_path):
+    """LitData's phrases: a TypeError when an item is read, an IndexError naming the index."""
+
+    class Numbers(ld.StreamingRawDataset):
+        def setup(self, files):
+            return [123]
+
+    _files(tmp_path / "data", count=1)
+    numbers = Numbers(str(tmp_path / "data"), cache_dir=str(tmp_path / "c"))
+    with pytest.raises(TypeError, match="^Dataset items must be of type FileMetadata"):
+        numbers[0]
+    plain = ld.StreamingRawDataset(str(tmp_path / "data"), cache_dir=str(tmp_path / "c"))
+    with pytest.raises(IndexError, match="^Index 1 out of range: the dataset has 1 items"):
+        plain[1]
+
+
+def test_file_indexers_litdata_attributes_and_build_or_load_index(tmp_path):
+    assert FileIndexer().extensions == []
+    assert FileIndexer(extensions=[".JPG", "png"]).extensions == [".jpg", ".png"]
+    files = _files(tmp_path / "data", count=4)
+    indexer = FileIndexer(extensions=[".jpg"])
+    listed = indexer.build_or_load_index(str(tmp_path / "data"), str(tmp_path / "c"), {})
+    assert sorted(f.path for f in listed) == sorted(files)
+    (tmp_path / "data" / "late.jpg").write_bytes(b"late")  # the kept list is used...
+    kept = indexer.build_or_load_index(str(tmp_path / "data"), str(tmp_path / "c"), {})
+    assert len(kept) == len(files)
+    again = indexer.build_or_load_index(str(tmp_path / "data"), str(tmp_path / "c"), {}, True)
+    assert len(again) == len(files) + 1  # ...until recompute_index
+    with pytest.raises(ValueError, match="^Unsupported input directory scheme: `ftp`"):
+        indexer.build_or_load_index("ftp://host/path", str(tmp_path / "c"), {})

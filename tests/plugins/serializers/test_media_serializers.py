@@ -14,7 +14,7 @@ import pytest
 import torch
 from media_samples import pdf_bytes
 
-from litdata.engine.items.wrappers import Audio, Graph, Mesh, Nifti, Pdf, Tiff, Video
+from litdata.engine.items.wrappers import Audio, Graph, Mesh, Nifti, Pdf, Text, Tiff, Video
 from litdata.engine.reader import DatasetReader
 from litdata.plugins.serializers.audio import AudioSerializer, DecodedAudio, encode_wav
 from litdata.plugins.serializers.graph import GraphSerializer
@@ -399,3 +399,36 @@ def test_decoded_audio_pickles_as_its_file() -> None:
     again = pickle.loads(pickle.dumps(decoded))
     assert again.data == data
     np.testing.assert_array_equal(again["array"], decoded["array"])
+
+
+def test_litdatas_serializer_attributes():
+    """LitData's attributes: the audio settings as given, the bool size, the text leaf name."""
+    from litdata.streaming.serializers import AudioSerializer, BooleanSerializer, TextSerializer
+
+    audio = AudioSerializer(sampling_rate=16000, num_channels=1)
+    assert (audio.sampling_rate, audio.num_channels) == (16000, 1)
+    assert (AudioSerializer().sampling_rate, AudioSerializer().num_channels) == (None, None)
+    assert BooleanSerializer().size == 1
+    data, name = TextSerializer().serialize(Text(text="héllo"))
+    assert (bytes(data), name) == ("héllo".encode(), "text")
+
+
+@pytest.mark.parametrize(
+    ("serializer", "payload", "suffix", "name"),
+    [
+        (MeshSerializer, b"solid x\nendsolid x\n", "stl", "mesh:stl"),
+        (NiftiSerializer, b"not-really-nifti", "nii", "nifti:nii"),
+        (PdfSerializer, b"%PDF-1.4 tiny", "pdf", "pdf"),
+    ],
+)
+def test_decode_false_reads_the_files_bytes_back(tmp_path, serializer, payload, suffix, name):
+    """LitData's ``decode=False``: the leaf comes back as the bytes written."""
+    path = tmp_path / f"file.{suffix}"
+    path.write_bytes(payload)
+    raw = serializer(decode=False)
+    assert raw.can_serialize(str(path))
+    data, written_as = raw.serialize(str(path))
+    assert written_as == name
+    raw.setup(written_as)
+    assert raw.deserialize(data) == payload
+    assert serializer().decode is True

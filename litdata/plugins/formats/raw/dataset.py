@@ -56,12 +56,22 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         range_chunk_size: The size of those ranges.
         download_timeout: Seconds a batch's files may take (at least 3 s per 25 MB of its
             largest file); past it, a ``TimeoutError`` names a file still missing.
+        max_prefetch: LitData's look-ahead of items fetched in the background (default 16,
+            0: none), kept as ``self.max_prefetch``. A hint: this dataset fetches the files of
+            the items asked for (each batch's files concurrently) and reads nothing ahead, which
+            is LitData's ``max_prefetch=0``; a DataLoader's own ``prefetch_factor`` overlaps
+            batches.
+        prefetch_cache_size: The look-ahead's memory, in items (``None``: twice
+            ``max_prefetch``), kept as ``self.prefetch_cache_size``; a hint as well.
+        hedge_delay: LitData's hedged requests: seconds before a slow download is requested a
+            second time (0: never, the default and what this dataset does). A hint.
 
     Override :meth:`setup` to filter the files or to group them into items.
 
     Raises:
         ValueError: ``item_type`` is not ``"bytes"`` or ``"path"``, ``"path"`` is asked
-            without ``cache_files``, or no files were found.
+            without ``cache_files``, no files were found, or ``max_prefetch``,
+            ``prefetch_cache_size`` or ``hedge_delay`` is negative.
         TypeError: ``setup`` did not return a list.
     """
 
@@ -80,7 +90,22 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         range_parallel_threshold: int = 0,
         range_chunk_size: int = 8 * 1024 * 1024,
         download_timeout: float = 120.0,
+        max_prefetch: int = 16,
+        prefetch_cache_size: int | None = None,
+        hedge_delay: float = 0.0,
     ) -> None:
+        if prefetch_cache_size is None:
+            prefetch_cache_size = 2 * max_prefetch
+        for name, value in (
+            ("max_prefetch", max_prefetch),
+            ("prefetch_cache_size", prefetch_cache_size),
+            ("hedge_delay", hedge_delay),
+        ):
+            if value < 0:
+                raise ValueError(f"{name} must be 0 or more, got {value!r}")
+        self.max_prefetch = max_prefetch
+        self.prefetch_cache_size = prefetch_cache_size
+        self.hedge_delay = hedge_delay
         if item_type not in ("bytes", "path"):
             raise ValueError(f"item_type must be 'bytes' or 'path', got {item_type!r}")
         if item_type == "path" and not cache_files:
@@ -99,8 +124,8 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         items = self.setup(files)
         if not isinstance(items, list):
             raise TypeError(
-                f"{type(self).__name__}.setup must return a list of FileMetadata (or of lists "
-                f"of them), not {type(items).__name__}."
+                f"The setup method must return a list (of FileMetadata, or of lists of them): "
+                f"{type(self).__name__}.setup returned a {type(items).__name__}."
             )
         self.items: list[Item] = list(items)
         if max_concurrent_downloads is not None:
@@ -130,8 +155,20 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
         if index < 0:
             index += len(self.items)
         if not 0 <= index < len(self.items):
-            raise IndexError(f"Index {index} is out of range for {len(self.items)} items.")
+            raise IndexError(
+                f"Index {index} out of range: the dataset has {len(self.items)} items."
+            )
         return index
+
+    def _files_of(self, item: Any) -> list[FileMetadata]:
+        files = item if isinstance(item, list) else [item]
+        for file in files:
+            if not isinstance(file, FileMetadata):
+                raise TypeError(
+                    f"Dataset items must be of type FileMetadata or a list of FileMetadata; "
+                    f"{type(self).__name__}.setup gave a {type(file).__name__} ({file!r:.80})."
+                )
+        return files
 
     def __getitem__(self, index: int) -> Any:
         return self.__getitems__([index])[0]
@@ -139,7 +176,7 @@ class StreamingRawDataset(_dataset_base()):  # type: ignore[misc]
     def __getitems__(self, indices: Sequence[int]) -> list[Any]:
         """The items at ``indices``, all their files fetched concurrently."""
         items = [self.items[self._check(index)] for index in indices]
-        files = [file for item in items for file in (item if isinstance(item, list) else [item])]
+        files = [file for item in items for file in self._files_of(item)]
         fetched = iter(self._fetcher.fetch(files, as_paths=self.item_type == "path"))
         values: list[Any] = []
         for item in items:

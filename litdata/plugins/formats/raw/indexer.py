@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 from litdata.core import config
 from litdata.core.chunks.framing import framed_limit
 from litdata.core.dataset_file import decode_json
+from litdata.core.errors import UnknownPluginError
 from litdata.core.guards import is_member
 from litdata.core.location import Location
 from litdata.core.publish import publish_bytes
@@ -82,6 +83,16 @@ class BaseIndexer(Protocol):
         ...
 
 
+def _resolve_input(input_dir: str, storage_options: Mapping[str, Any] | None) -> Location:
+    try:
+        return resolve(input_dir, storage_options=storage_options)
+    except UnknownPluginError as error:
+        scheme = input_dir.split("://", 1)[0]
+        raise UnknownPluginError(
+            f"Unsupported input directory scheme: `{scheme}`. {error}"
+        ) from None
+
+
 class FileIndexer:
     """Lists the files of a folder or prefix, recursively.
 
@@ -94,14 +105,32 @@ class FileIndexer:
         if max_depth < 1:
             raise ValueError(f"max_depth must be at least 1, got {max_depth}")
         self.max_depth = max_depth
-        self.extensions = (
-            None if extensions is None else {("." + ext.lstrip(".")).lower() for ext in extensions}
-        )
+        #: The suffixes kept, lower case with their dot (``[]``: every file), as LitData has it.
+        self.extensions = [("." + ext.lstrip(".")).lower() for ext in extensions or ()]
 
     def _wanted(self, name: str) -> bool:
         if name.rsplit("/", 1)[-1] == INDEX_NAME:
             return False
-        return self.extensions is None or os.path.splitext(name)[1].lower() in self.extensions
+        return not self.extensions or os.path.splitext(name)[1].lower() in self.extensions
+
+    def build_or_load_index(
+        self,
+        input_dir: str,
+        cache_dir: str | None,
+        storage_options: Mapping[str, Any] | None = None,
+        recompute_index: bool = False,
+    ) -> list[FileMetadata]:
+        """The files under ``input_dir``: the list kept in the cache, or a new listing (kept).
+
+        LitData's method; ``StreamingRawDataset`` calls the same code with its indexer.
+
+        Raises:
+            UnknownPluginError: No storage backend serves ``input_dir``'s URL scheme (also a
+                ``ValueError``, as LitData raises).
+            ValueError: There are no files.
+        """
+        location = _resolve_input(input_dir, storage_options)
+        return load_or_build_index(location, self, cache_dir, recompute_index, storage_options)
 
     def discover_files(
         self, input_dir: str, storage_options: Mapping[str, Any] | None = None
@@ -111,8 +140,10 @@ class FileIndexer:
         Raises:
             FileNotFoundError: The folder does not exist.
             TypeError: The storage backend cannot list recursively.
+            UnknownPluginError: No storage backend serves its URL scheme (also a
+                ``ValueError``, as LitData raises).
         """
-        location = resolve(input_dir, storage_options=storage_options)
+        location = _resolve_input(input_dir, storage_options)
         local = location.local_path
         if local is not None:
             return self._walk(local)
