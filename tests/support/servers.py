@@ -45,6 +45,7 @@ __all__ = [
     "seaweedfs_server",
     "start_s3",
     "start_seaweedfs",
+    "weed_command",
     "weed_mini",
 ]
 
@@ -92,6 +93,12 @@ def _answers(port: int, path: str | None) -> bool:
     return True
 
 
+#: How many times a server that lost a port race is started (see ``Process.start``).
+_STARTS = 3
+#: What a server's log says when a port it was given is taken (lowercase).
+_PORT_TAKEN = ("address already in use", "port allocation failed")
+
+
 @dataclass
 class Process:
     """A server subprocess: started in its own session, logging to a file, stopped for sure."""
@@ -102,9 +109,27 @@ class Process:
     ready_path: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
+    #: Chooses the command and its port again, on fresh free ports (see ``start``).
+    reselect: Callable[[], tuple[list[str], int]] | None = None
 
     def start(self) -> None:
-        """Start it and wait until it answers (every 50 ms, at most 30 s)."""
+        """Start it and wait until it answers (every 50 ms, at most 30 s).
+
+        A server that exits because a port it was given was taken meanwhile (free when chosen,
+        then bound by another process: the ports come from the ephemeral range that outgoing
+        connections also use) is started again on ports chosen afresh, when it can choose them
+        (``reselect``), up to three times.
+        """
+        for attempt in range(_STARTS):
+            last = self.reselect is None or attempt == _STARTS - 1
+            if self._start_once(retry_on_port_race=not last):
+                return
+            assert self.reselect is not None
+            self.command, self.port = self.reselect()
+
+    def _start_once(self, *, retry_on_port_race: bool) -> bool:
+        """Start it; ``False`` if it exited on a taken port and ``retry_on_port_race``."""
+        offset = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 self.command,
@@ -117,11 +142,16 @@ class Process:
         deadline = time.monotonic() + 30
         while not _answers(self.port, self.ready_path):
             if self.process.poll() is not None:
+                self.process = None
+                said = self.log.read_bytes()[offset:].decode(errors="replace").lower()
+                if retry_on_port_race and any(phrase in said for phrase in _PORT_TAKEN):
+                    return False
                 raise RuntimeError(f"{self.command[0]} exited; see {self.log}:\n{self.tail()}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"{self.command[0]} not ready in 30 s; see {self.log}")
             time.sleep(0.05)
+        return True
 
     def stop(self) -> None:
         """Terminate it (then kill it if it lingers)."""
@@ -185,13 +215,13 @@ def running(
     create_bucket: Callable[[str, dict[str, Any]], None],
 ) -> Iterator[ObjectStore]:
     """Start ``server`` and a gate in front of it; stop both afterwards."""
+    server.start()  # first: a start that lost a port race moves the server to other ports
     port = free_port()
     gate = Process(
         [sys.executable, str(Path(__file__).with_name("tcp_gate.py")), str(port), str(server.port)],
         port,
         server.log.with_suffix(".gate.log"),
     )
-    server.start()
     try:
         gate.start()
         endpoint = f"http://127.0.0.1:{port}"
@@ -268,7 +298,7 @@ def weed_binary() -> str | None:
     return str(local) if local.exists() else shutil.which("weed")
 
 
-def _weed_command(binary: str, data: Path) -> tuple[list[str], int]:
+def weed_command(binary: str, data: Path) -> tuple[list[str], int]:
     """``weed mini`` on loopback with every port free; returns it and its S3 port."""
     command = [binary, "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1"]
     ports = {}
@@ -320,13 +350,15 @@ def start_seaweedfs(data: Path) -> Iterator[ObjectStore]:
 
 def _weed_process(binary: str, data: Path) -> Process:
     """``weed mini`` (not started) with moto's made-up credentials as its S3 identity."""
-    command, port = _weed_command(binary, data)
+    command, port = weed_command(binary, data)
     credentials = _s3_options("")
     env = {
         "AWS_ACCESS_KEY_ID": credentials["aws_access_key_id"],
         "AWS_SECRET_ACCESS_KEY": credentials["aws_secret_access_key"],
     }
-    return Process(command, port, data / "weed.log", None, env)
+    return Process(
+        command, port, data / "weed.log", None, env, reselect=lambda: weed_command(binary, data)
+    )
 
 
 @contextmanager
