@@ -447,19 +447,26 @@ class ChunkCache:
         As :meth:`_fetch`, without the cache folder: nothing to evict, publish or record.
         """
         start = time.perf_counter()
-        attempts = 1 if self._local is not None else 2
-        for attempt in range(1, attempts + 1):
-            try:
-                size, source, inflating, _ = self._fetch_plain(entry, path, key)
-                break
-            except ChunkCorruptError:
-                if attempt == attempts:
-                    raise
-                where = self.location.join(entry.filename)
-                logger.warning("chunk %s failed its check; downloading it again", where)
+        size, source, inflating, _ = self._fetch_checked(entry, path, key)
         hooks.chunk_downloaded(source, str(path), size, time.perf_counter() - start - inflating)
         if inflating:
             hooks.chunk_decompressed(str(path), entry.chunk_bytes, inflating)
+
+    def _fetch_checked(
+        self, entry: ChunkEntry, temporary: Path, target: Path
+    ) -> tuple[int, str, float, str | None]:
+        """:meth:`_fetch_plain`, once more when a download fails its check.
+
+        A transfer may have been cut or garbled; a second failure, or a bad local file, is an
+        error.
+        """
+        if self._local is None:  # a download: one more try
+            try:
+                return self._fetch_plain(entry, temporary, target)
+            except ChunkCorruptError:
+                where = self.location.join(entry.filename)
+                logger.warning("chunk %s failed its check; downloading it again", where)
+        return self._fetch_plain(entry, temporary, target)
 
     def _fetch_plain(
         self, entry: ChunkEntry, temporary: Path, target: Path
@@ -502,24 +509,11 @@ class ChunkCache:
         return len(data), source, time.perf_counter() - start, digest
 
     def _fetch(self, entry: ChunkEntry, target: Path) -> None:
-        """Fetch, check and decompress one chunk, and publish it as ``target``.
-
-        A download that fails its check is fetched once more (a transfer may have been cut or
-        garbled); a second failure, or a bad local file, is an error.
-        """
+        """Fetch, check and decompress one chunk, and publish it as ``target``."""
         start = time.perf_counter()
         self._make_room(entry.chunk_bytes)
-        attempts = 1 if self._local is not None else 2
         with publishing(target, entry.chunk_bytes, self.mode) as temporary:
-            for attempt in range(1, attempts + 1):
-                try:
-                    size, source, inflating, digest = self._fetch_plain(entry, temporary, target)
-                    break
-                except ChunkCorruptError:
-                    if attempt == attempts:
-                        raise
-                    where = self.location.join(entry.filename)
-                    logger.warning("chunk %s failed its check; downloading it again", where)
+            size, source, inflating, digest = self._fetch_checked(entry, temporary, target)
         with cpu_stages.timed("checksum"):
             self._copies.record(target, self.mode, digest)
         hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)
