@@ -39,6 +39,7 @@ from litdata.core.registry import hooks
 from litdata.engine.boundary.options import resolve_plugin
 from litdata.engine.cache.copies import CheckedCopies
 from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
+from litdata.engine.cache.eviction import make_room
 from litdata.engine.cache.locks import ChunkLock
 from litdata.engine.cache.memory import MemoryChunks, memory_supported
 from litdata.engine.cache.parts import PartedDownload, arriving
@@ -511,7 +512,8 @@ class ChunkCache:
     def _fetch(self, entry: ChunkEntry, target: Path) -> None:
         """Fetch, check and decompress one chunk, and publish it as ``target``."""
         start = time.perf_counter()
-        self._make_room(entry.chunk_bytes)
+        if self.max_cache_size is not None:
+            make_room(self.directory, self.max_cache_size, entry.chunk_bytes, self.mode)
         with publishing(target, entry.chunk_bytes, self.mode) as temporary:
             size, source, inflating, digest = self._fetch_checked(entry, temporary, target)
         with cpu_stages.timed("checksum"):
@@ -520,44 +522,6 @@ class ChunkCache:
         if inflating:
             hooks.chunk_decompressed(str(target), entry.chunk_bytes, inflating)
         logger.debug("fetched %s into %s", source, target)
-
-    def _make_room(self, needed: int) -> None:
-        """Evict chunks nobody holds, least recently used first, until ``needed`` bytes fit.
-
-        Downloads in flight (their temporary files, which a parted download sizes in full at
-        once) count against the budget too, though they cannot be evicted.
-        """
-        if self.max_cache_size is None:
-            return
-        cached = []
-        flight = 0
-        for item in os.scandir(self.directory):
-            try:
-                if not item.is_file():
-                    continue
-                stat = item.stat()
-            except FileNotFoundError:  # another process evicted (or published) it meanwhile
-                continue
-            if item.name.startswith("."):
-                flight += stat.st_size if ".tmp." in item.name else 0
-                continue
-            cached.append((stat.st_mtime, stat.st_size, item.name))
-        total = flight + sum(size for _, size, _ in cached)
-        for _, size, name in sorted(cached):
-            if total + needed <= self.max_cache_size:
-                return
-            lock = ChunkLock(self.directory, name, self.mode)
-            if not lock.acquire("exclusive", timeout=0):
-                continue  # a reader holds it
-            try:
-                path = self.directory / name
-                path.unlink(missing_ok=True)
-                CheckedCopies.forget(path)
-            finally:
-                lock.release()
-            total -= size
-            hooks.chunk_evicted(str(path), size)
-            logger.debug("evicted %s (%d bytes) to stay within the cache budget", path, size)
 
     def _codec(self) -> Compressor | None:
         if self._compression and self._compressor is None:
