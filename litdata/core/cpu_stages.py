@@ -123,11 +123,14 @@ def timed(stage: str) -> contextlib.AbstractContextManager[Any]:
 
 
 def counted(stage: str, items: Iterable[T]) -> Iterator[T]:
-    """``items``, the CPU time spent making each one charged to ``stage`` (when counting)."""
-    if not enabled():
-        yield from items
-        return
-    iterator = iter(items)
+    """``items``, the CPU time spent making each one charged to ``stage`` (when counting).
+
+    When counting is off, ``items``' own iterator: nothing is added to the loop.
+    """
+    return _counting(stage, iter(items)) if enabled() else iter(items)
+
+
+def _counting(stage: str, iterator: Iterator[T]) -> Iterator[T]:
     try:
         while True:
             with _timing(stage):
