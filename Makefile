@@ -10,10 +10,11 @@ STAMP := $(VENV)/.installed
 AZURITE_VERSION ?= 3.37.0
 AZURITE := .ci/node_modules/.bin/azurite-blob
 
-.PHONY: demo test faults lint bench clean azurite chromium view-test
+.PHONY: demo test faults lint bench clean azurite chromium jpeg view-test
 
 # (Re)create the virtualenv when pyproject.toml changes. torch is pinned to the local CPU wheel.
-$(BASE): pyproject.toml
+# Installing litdata compiles its JPEG region decoder (hatch_build.py; see `jpeg` below).
+$(BASE): pyproject.toml hatch_build.py litdata/vision/region.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
@@ -50,6 +51,13 @@ chromium:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends chromium chromium-driver >/dev/null; }
+
+# libjpeg-turbo's headers, for the JPEG region decoder that installing litdata compiles
+# (without them it is skipped and ld.vision crops decode whole images).
+jpeg:
+	@test -f /usr/include/jpeglib.h || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends libjpeg62-turbo-dev >/dev/null; }
 
 # The viewer's API and browser tests (screenshots in $(LITDATA_VIEW_SCREENSHOTS) when set).
 view-test: $(STAMP) chromium

@@ -232,7 +232,7 @@ ROWS: dict[str, Row] = {
                 " RandomResizedCrop(224) + flip to uint8 CHW, batch 256; CPU s of the whole"
                 " process tree per 1,000 images"
             ),
-            systems=("ours", PLAIN, "litdata", "baseline", DECODE_LIMIT),
+            systems=("ours", PLAIN, "litdata", "baseline", DECODE_LIMIT, BEFORE),
             notes={
                 **MODE_NOTES,
                 "ours": "fused: ld.vision.RandomResizedCrop(224, field='image') in transform=",

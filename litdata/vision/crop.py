@@ -1,8 +1,10 @@
 """``RandomResizedCrop`` fused with decoding: choose the box, decode only what it needs, resize.
 
 The box is drawn from the header's size, the image is decoded at the smallest DCT scale that
-still covers the box at the output size (``decoding``), and one affine warp (OpenCV, bilinear,
-GIL released) maps the box, flipped or not, onto the output. Inside a ``StreamingDataset`` the
+still covers the box at the output size, and only the box's region where the decoder allows
+it (``decoding``); OpenCV (bilinear, GIL released) resizes the box to the output and flips it:
+a plain resize when the box lies on whole pixels, one affine warp when a reduced scale puts its
+edges between pixels. Inside a ``StreamingDataset`` the
 draws come from the sample's key (dataset seed, epoch, index: ``streaming.epoch.sample_key``), so an
 epoch's crops are the same whatever the workers, after a resume, and in ``loader.replay``.
 """
@@ -21,10 +23,10 @@ from litdata.streaming.epoch.sample_key import current
 from litdata.vision.boxes import Box, Draws, Uniforms, fresh_uniforms, sample_box
 from litdata.vision.decoding import (
     DEFAULT_MAX_PIXELS,
+    Decoded,
     ImageDecodeError,
     decode_for_box,
     read_header,
-    reduction,
 )
 
 __all__ = ["RandomResizedCrop"]
@@ -48,32 +50,53 @@ def _cv2() -> Any:
     return cv2
 
 
-def warp_box(
-    pixels: npt.NDArray[np.uint8], box: Box, scale_x: float, scale_y: float, size: tuple[int, int]
-) -> npt.NDArray[np.uint8]:
-    """``box`` (in full-size pixels) of ``pixels`` (decoded at ``scale_*``) resized to ``size``.
+def resize_box(decoded: Decoded, box: Box, size: tuple[int, int]) -> npt.NDArray[np.uint8]:
+    """``box`` (in full-size pixels) of ``decoded`` resized to ``size`` (height, width), flipped.
 
-    One bilinear warp with the box's exact (fractional) place, the flip folded into it; the
-    result is ``(3, height, width)`` uint8, contiguous.
+    The result is ``(3, height, width)`` uint8, contiguous, flipped where the box says so.
+
+    At full scale the box is a slice and OpenCV's bilinear ``resize`` maps it onto the output
+    (pixel centres aligned, as torchvision's crop then resize); at a reduced scale one bilinear
+    warp places the box's fractional edges exactly.
     """
     height, width = size
-    step_x = box.width * scale_x / width
-    step_y = box.height * scale_y / height
-    left, top = box.left * scale_x, box.top * scale_y
+    cv2 = _cv2()
+    pixels = decoded.pixels
+    if decoded.scale_x == decoded.scale_y == 1.0:
+        top, left = box.top - decoded.top, box.left - decoded.left
+        part = pixels[top : top + box.height, left : left + box.width]
+        out = cv2.resize(part, (width, height), interpolation=cv2.INTER_LINEAR)
+        if box.flip:
+            out = cv2.flip(out, 1)
+    else:
+        out = _warp(pixels, box, decoded, size)
+    planes = np.empty((3, height, width), dtype=np.uint8)
+    cv2.split(out, [planes[0], planes[1], planes[2]])  # into place: 6x faster than a transpose
+    return planes
+
+
+def _warp(
+    pixels: npt.NDArray[np.uint8], box: Box, decoded: Decoded, size: tuple[int, int]
+) -> npt.NDArray[np.uint8]:
+    """One bilinear warp of the box (fractional in ``pixels``), the flip folded into it."""
+    height, width = size
+    step_x = box.width * decoded.scale_x / width
+    step_y = box.height * decoded.scale_y / height
+    left = box.left * decoded.scale_x - decoded.left
+    top = box.top * decoded.scale_y - decoded.top
     if box.flip:  # output column c samples source column left + (width - 1 - c + 0.5) * step
         row_x = [-step_x, 0.0, left + (width - 0.5) * step_x - 0.5]
     else:
         row_x = [step_x, 0.0, left + 0.5 * step_x - 0.5]
     matrix = np.array([row_x, [0.0, step_y, top + 0.5 * step_y - 0.5]])
     cv2 = _cv2()
-    out = cv2.warpAffine(
+    return cv2.warpAffine(  # type: ignore[no-any-return]
         pixels,
         matrix,
         (width, height),
         flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
         borderMode=cv2.BORDER_REPLICATE,
     )
-    return np.ascontiguousarray(out.transpose(2, 0, 1))
 
 
 class RandomResizedCrop:
@@ -167,14 +190,13 @@ class RandomResizedCrop:
             data = bytes(image) if isinstance(image, bytearray | np.ndarray) else image
             header = read_header(data, where, self.max_pixels)
             box = self.box(header.width, header.height, uniforms)
-            scale = reduction(box.width, box.height, self.size[1], self.size[0])
-            pixels = decode_for_box(data, header, scale if header.fast else 1, where)
-            scale_x, scale_y = pixels.shape[1] / header.width, pixels.shape[0] / header.height
+            decoded = decode_for_box(
+                data, header, box, self.size, where, max_pixels=self.max_pixels
+            )
         else:
-            pixels = _decoded(image, where)
-            box = self.box(pixels.shape[1], pixels.shape[0], uniforms)
-            scale_x = scale_y = 1.0
-        return torch.from_numpy(warp_box(pixels, box, scale_x, scale_y, self.size))
+            decoded = Decoded(_decoded(image, where))
+            box = self.box(decoded.pixels.shape[1], decoded.pixels.shape[0], uniforms)
+        return torch.from_numpy(resize_box(decoded, box, self.size))
 
 
 def _decoded(image: Any, where: str) -> npt.NDArray[np.uint8]:

@@ -1,10 +1,12 @@
-"""Decoding only what a crop needs: the header first, then the image at the smallest DCT scale.
+"""Decoding only what a crop needs: the header first, then the box's region at the smallest scale.
 
-JPEGs in RGB or grey are decoded by simplejpeg (libjpeg-turbo; releases the GIL) at the
-largest of the scales 1/8, 1/4, 1/2 that still gives the crop box at least the output's size;
-everything else (progressive JPEGs decode this way too, CMYK/YCCK JPEGs, PNG, WebP...) is
-decoded in full by Pillow. Sizes are checked against a pixel budget before any pixel is
-decoded, and every failure is an ``ImageDecodeError`` naming the sample.
+A crop decodes its image at the largest of the DCT scales 1/8, 1/4, 1/2 that still gives the
+box at least the output's size. Baseline JPEGs in RGB, YCbCr or grey decode only the rows and
+iMCU columns the box covers (``region``: libjpeg-turbo, built at install time); where that
+decoder is missing, and for progressive JPEGs, simplejpeg decodes the whole image at that scale;
+everything else (CMYK/YCCK JPEGs, PNG, WebP...) Pillow decodes in full. Sizes are checked
+against a pixel budget before any pixel is decoded, and every failure is an
+``ImageDecodeError`` naming the sample.
 """
 
 from __future__ import annotations
@@ -19,8 +21,17 @@ import numpy.typing as npt
 
 from litdata.core.errors import LitdataError
 from litdata.core.imports import require
+from litdata.vision import region
+from litdata.vision.boxes import Box
 
-__all__ = ["DEFAULT_MAX_PIXELS", "Header", "ImageDecodeError", "decode_for_box", "read_header"]
+__all__ = [
+    "DEFAULT_MAX_PIXELS",
+    "Decoded",
+    "Header",
+    "ImageDecodeError",
+    "decode_for_box",
+    "read_header",
+]
 
 #: Images declaring more pixels than this are refused before decoding (about 8,200 x 8,200).
 DEFAULT_MAX_PIXELS = 1 << 26
@@ -35,11 +46,31 @@ class ImageDecodeError(LitdataError, ValueError):
 
 @dataclass(frozen=True)
 class Header:
-    """What the header says: the size and whether the fast JPEG path can decode it."""
+    """What the header says: the size, and how the image can be decoded.
+
+    ``fast``: a JPEG decoder can decode it at a reduced DCT scale; ``region``: the region
+    decoder can decode only a box of it.
+    """
 
     width: int
     height: int
     fast: bool
+    region: bool = False
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """Decoded ``(H, W, 3)`` uint8 pixels, and where they lie in the image.
+
+    ``pixels[0, 0]`` is pixel ``(left, top)`` of the image decoded at ``scale_x`` x ``scale_y``
+    of its full size.
+    """
+
+    pixels: npt.NDArray[np.uint8]
+    left: int = 0
+    top: int = 0
+    scale_x: float = 1.0
+    scale_y: float = 1.0
 
 
 def _simplejpeg() -> Any:
@@ -56,7 +87,7 @@ def read_header(data: bytes | memoryview, where: str, max_pixels: int) -> Header
     Raises:
         ImageDecodeError: The header cannot be read, or the image is larger than allowed.
     """
-    header = _fast_header(data) if bytes(data[:2]) == _JPEG else None
+    header = _jpeg_header(data) if bytes(data[:2]) == _JPEG else None
     try:
         if header is None:
             with _pillow().open(io.BytesIO(data)) as image:
@@ -75,8 +106,15 @@ def read_header(data: bytes | memoryview, where: str, max_pixels: int) -> Header
     return header
 
 
-def _fast_header(data: bytes | memoryview) -> Header | None:
+def _jpeg_header(data: bytes | memoryview) -> Header | None:
     """A JPEG's header as libjpeg-turbo reads it, or None where it cannot (Pillow reads it)."""
+    if region.available():
+        try:
+            found = region.jpeg_header(data)
+        except region.RegionError:
+            return None
+        fast = found.colourspace in _FAST_COLORSPACES
+        return Header(found.width, found.height, fast, fast and not found.progressive)
     try:
         height, width, colorspace, _ = _simplejpeg().decode_jpeg_header(data)
     except ValueError:  # e.g. a sampling layout TurboJPEG does not classify
@@ -93,32 +131,80 @@ def reduction(box_width: int, box_height: int, out_width: int, out_height: int) 
 
 
 def decode_for_box(
-    data: bytes | memoryview, header: Header, scale: int, where: str
-) -> npt.NDArray[np.uint8]:
-    """The image as ``(H, W, 3)`` uint8, decoded at ``1/scale`` where the fast path allows it.
+    data: bytes | memoryview,
+    header: Header,
+    box: Box,
+    size: tuple[int, int],
+    where: str,
+    *,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+) -> Decoded:
+    """The pixels ``box`` needs for an output of ``size`` (height, width), decoded sparingly.
+
+    At a reduced DCT scale where the box allows it, and only the box's region where the
+    decoder can.
 
     Raises:
-        ImageDecodeError: The image data is truncated or corrupt.
+        ImageDecodeError: The image data is truncated or corrupt, or larger than allowed.
     """
+    scale = reduction(box.width, box.height, size[1], size[0]) if header.fast else 1
     try:
+        if header.region:
+            return _region(data, header, box, scale, max_pixels)
         if header.fast:
-            decoder = _simplejpeg()
-            if scale == 1:
-                pixels = decoder.decode_jpeg(data, colorspace="RGB")
-            else:
-                pixels = decoder.decode_jpeg(
-                    data,
-                    colorspace="RGB",
-                    min_height=math.ceil(header.height / scale),
-                    min_width=math.ceil(header.width / scale),
-                )
-            return pixels  # type: ignore[no-any-return]
-        with _pillow().open(io.BytesIO(data)) as image:
-            if scale > 1 and image.format == "JPEG":
-                image.draft("RGB", (header.width // scale, header.height // scale))
-            return np.asarray(image.convert("RGB"))
+            pixels = _simplejpeg().decode_jpeg(
+                data,
+                colorspace="RGB",
+                min_height=math.ceil(header.height / scale),
+                min_width=math.ceil(header.width / scale),
+            )
+        else:
+            with _pillow().open(io.BytesIO(data)) as image:
+                if scale > 1 and image.format == "JPEG":
+                    image.draft("RGB", (header.width // scale, header.height // scale))
+                pixels = np.asarray(image.convert("RGB"))
+    except region.RegionError as error:
+        if error.too_large:
+            raise ImageDecodeError(
+                f"The image of {where}: {error}, more than the {max_pixels:,} allowed "
+                "(max_pixels=); it was not decoded. Raise max_pixels if such images are "
+                "expected, or drop the sample."
+            ) from error
+        raise _corrupt(where, error) from error
     except Exception as error:  # every decoder's error becomes one clear error
-        raise ImageDecodeError(
-            f"Cannot decode the image of {where}: {error}. The image is truncated or "
-            "corrupt; rewrite this sample from its source, or drop it."
-        ) from error
+        raise _corrupt(where, error) from error
+    return Decoded(
+        pixels, scale_x=pixels.shape[1] / header.width, scale_y=pixels.shape[0] / header.height
+    )
+
+
+def _region(
+    data: bytes | memoryview, header: Header, box: Box, scale: int, max_pixels: int
+) -> Decoded:
+    """The rows and columns of the image at ``1/scale`` that ``box`` covers.
+
+    One column more on each side: libjpeg-turbo upsamples the colour of a cropped region's
+    edge columns from the region alone, so without it the box's first and last columns would
+    differ from a full decode's (with it, the box's pixels are the full decode's, bit for bit).
+    One row more above and below at reduced scales, where the box's edges fall between pixels.
+    """
+    width, height = math.ceil(header.width / scale), math.ceil(header.height / scale)
+    rows_margin = 0 if scale == 1 else 1
+    columns = (
+        max(0, box.left // scale - 1),
+        min(width, -(-(box.left + box.width) // scale) + 1),
+    )
+    rows = (
+        max(0, box.top // scale - rows_margin),
+        min(height, -(-(box.top + box.height) // scale) + rows_margin),
+    )
+    pixels, left, top = region.decode_region(data, scale, columns, rows, max_pixels)
+    return Decoded(pixels, left, top, width / header.width, height / header.height)
+
+
+def _corrupt(where: str, error: Exception) -> ImageDecodeError:
+    """The error for image data that no decoder accepts."""
+    return ImageDecodeError(
+        f"Cannot decode the image of {where}: {error}. The image is truncated or "
+        "corrupt; rewrite this sample from its source, or drop it."
+    )
