@@ -3,7 +3,8 @@
 Bounds the first ``--count`` W6 photos with ``ld.vision.bound_resolution`` (short side at most
 ``--max-side`` px, JPEG quality ``--quality``) and measures, on one thread (CPU seconds of
 this thread per 1,000 images, robust to a shared machine): the bytes stored, a full decode
-(simplejpeg), the fused crop (``RandomResizedCrop(224)``) and the plain Pillow recipe.
+(simplejpeg), the fused crop (``RandomResizedCrop(224)``) with its region decoder and without
+(``LITDATA_VISION_REGION=0``: whole images at a DCT scale) and the plain Pillow recipe.
 
     PYTHONPATH=. .venv/bin/python bench/vision_bounded.py --out bench/results/DATE-vision-bounded.md
 """
@@ -32,6 +33,24 @@ def cpu_per_1k(fn: Callable[[bytes], Any], images: list[bytes], repeats: int = 3
     return best * 1000 / len(images)
 
 
+def without_region(fn: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """``fn`` run with the region decoder turned off (``LITDATA_VISION_REGION=0``)."""
+    import os
+
+    from litdata.vision import region
+
+    def run(data: bytes) -> Any:
+        os.environ["LITDATA_VISION_REGION"] = "0"
+        region._library.cache_clear()
+        try:
+            return fn(data)
+        finally:
+            del os.environ["LITDATA_VISION_REGION"]
+            region._library.cache_clear()
+
+    return run
+
+
 def main() -> None:
     """Measure and write the table."""
     import simplejpeg
@@ -57,6 +76,7 @@ def main() -> None:
     steps: dict[str, Callable[[bytes], Any]] = {
         "full decode (simplejpeg)": lambda d: simplejpeg.decode_jpeg(d, colorspace="RGB"),
         "fused RandomResizedCrop(224)": crop,
+        "fused, whole images (no region decoder)": without_region(crop),
         "plain Pillow recipe": lambda d: plain_transform({"image": d, "label": 0}),
     }
     rows = [

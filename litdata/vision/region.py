@@ -3,7 +3,8 @@
 ``region.c`` is compiled when litdata is installed (``hatch_build.py``: a C compiler and
 libjpeg-turbo's headers, ``libjpeg62-turbo-dev`` on Debian) into ``_ldregion.so`` beside this
 file. ctypes releases the GIL for each call, so thread workers decode side by side. Where the
-library was not built, ``available()`` is false and crops decode whole images (simplejpeg).
+library was not built, or ``LITDATA_VISION_REGION=0`` is set (to compare), ``available()`` is
+false and crops decode whole images (simplejpeg).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +51,7 @@ class JpegHeader:
 @functools.cache
 def _library() -> ctypes.CDLL | None:
     """The compiled decoder, or None where it was not built (or cannot load here)."""
-    if not LIBRARY.exists():
+    if os.environ.get("LITDATA_VISION_REGION") == "0" or not LIBRARY.exists():
         return None
     try:
         library = ctypes.CDLL(str(LIBRARY))

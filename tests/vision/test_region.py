@@ -178,3 +178,15 @@ def test_without_the_decoder_crops_decode_whole_images_with_the_same_result(monk
         region._library.cache_clear()
     for one, other in zip(with_region, without, strict=True):
         assert np.abs(one.astype(int) - other).max() <= 2  # simplejpeg's libjpeg-turbo differs
+
+
+def test_the_environment_can_turn_the_decoder_off(monkeypatch):
+    monkeypatch.setenv("LITDATA_VISION_REGION", "0")
+    region._library.cache_clear()
+    try:
+        assert not region.available()
+        assert ld.vision.RandomResizedCrop(64, seed=1)(jpeg(96, 80, seed=1)).shape == (3, 64, 64)
+    finally:
+        monkeypatch.delenv("LITDATA_VISION_REGION")
+        region._library.cache_clear()
+    assert region.available()
