@@ -78,6 +78,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "one process's uploads in flight (else its share of the budget)",
     ),
     "LITDATA_VERIFY": ("once", "check in-place chunks: `once`, `always`, `off`"),
+    "LITDATA_VISION_REGION": (
+        "1",
+        "`0`: `ld.vision` crops decode whole images, not only the box's region",
+    ),
 }
 
 _TRUE = {"1", "true", "yes", "on"}

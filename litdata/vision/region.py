@@ -12,12 +12,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from litdata.core import config
 
 __all__ = ["LIBRARY", "JpegHeader", "RegionError", "available", "decode_region", "jpeg_header"]
 
@@ -51,7 +52,7 @@ class JpegHeader:
 @functools.cache
 def _library() -> ctypes.CDLL | None:
     """The compiled decoder, or None where it was not built (or cannot load here)."""
-    if os.environ.get("LITDATA_VISION_REGION") == "0" or not LIBRARY.exists():
+    if not config.flag("LITDATA_VISION_REGION", True) or not LIBRARY.exists():
         return None
     try:
         library = ctypes.CDLL(str(LIBRARY))
