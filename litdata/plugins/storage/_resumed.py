@@ -14,11 +14,10 @@ An object replaced meanwhile (``412`` to the pinned ETag) is a
 whole, once.
 
 The read blocks its thread: each body is read from its socket straight into a buffer of
-:data:`_READ` bytes taken from a pool of this process (``readinto``, one copy from the kernel,
-no buffer made per read), and the sink is told of the buffer each time it is full. On the
-bench's default link this took the CPU of the ``network`` stage from 0.5-0.8 to ~0.2 s per GB
-against reading aiohttp's fresh pieces on an event loop (bench/results/2026-12-07-remote-link-
-cpu-after.md).
+:data:`_READ` bytes taken from a pool of this process (one ``recv`` at a time, one copy from
+the kernel, no buffer made per read), and the sink is told of the buffer each time it is
+full. Read so, a body costs about the CPU of boto3's own ``read()`` (within ~10% on the
+bench's default link), and no thread hop to an event loop and back per read.
 """
 
 from __future__ import annotations
