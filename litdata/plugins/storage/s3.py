@@ -33,7 +33,9 @@ these settings.
 Reads (:mod:`litdata.plugins.storage._resumed`): a body cut short is resumed from the byte it
 stopped at, pinned to the object's ETag; an answer to a ranged GET that is not the range asked
 for is refused and retried; every ranged read of one object in a process must see the same ETag
-as the first (else the chunk is read again whole, once).
+as the first (else the chunk is read again whole, once). Object bodies (downloads and ranged
+reads) go through botocore's blocking client made from the same settings, in the thread that
+reads (:mod:`litdata.plugins.storage._s3_reads`); listings, uploads and deletes through s3fs.
 """
 
 from __future__ import annotations
