@@ -12,13 +12,20 @@ or another range is refused as a ``ConnectionError`` naming the URL, which the c
 An object replaced meanwhile (``412`` to the pinned ETag) is a
 :class:`~litdata.core.errors.ChunkCorruptError` naming the URL: the chunk cache reads it again
 whole, once.
+
+The read blocks its thread: each body is read from its socket straight into a buffer of
+:data:`_READ` bytes taken from a pool of this process (one ``recv`` at a time, one copy from
+the kernel, no buffer made per read), and the sink is told of the buffer each time it is
+full. Read so, a body costs about the CPU of boto3's own ``read()`` (within ~10% on the
+bench's default link), and no thread hop to an event loop and back per read.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from litdata.core.errors import ChunkCorruptError
@@ -33,23 +40,27 @@ _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 #: Told ``(offset, data)`` of each piece of the body, to put it where it belongs (``data`` is
 #: only valid during the call: a sink that keeps it copies it).
 Sink = Callable[[int, "bytes | memoryview"], None]
+#: One request: ``call("get_object", Bucket=..., Key=..., ...)``, its errors translated.
+Call = Callable[..., dict[str, Any]]
 
 
 def _cuts() -> tuple[type[BaseException], ...]:
-    """What a body cut short raises, from aiohttp up to botocore."""
+    """What a body cut short raises: the socket's errors, and its clients' up to botocore."""
     import http.client
+    import ssl
 
-    import aiohttp
     from botocore import exceptions
+    from urllib3.exceptions import HTTPError
 
     return (
-        aiohttp.ClientError,
+        HTTPError,
         exceptions.HTTPClientError,
         exceptions.IncompleteReadError,
         exceptions.ReadTimeoutError,
-        http.client.IncompleteRead,
+        exceptions.ResponseStreamingError,
+        http.client.HTTPException,
+        ssl.SSLError,
         ConnectionError,
-        asyncio.TimeoutError,
         TimeoutError,
     )
 
@@ -68,11 +79,39 @@ def replaced(error: BaseException) -> bool:
     return False
 
 
+class _Buffers:
+    """Buffers of :data:`_READ` bytes, reused by the reads of this process.
+
+    A buffer reused stays in memory the process touched already; one made per read would be
+    fresh pages each time (page faults, and on a VM the host's faults too).
+    """
+
+    def __init__(self) -> None:
+        self._free: list[memoryview] = []
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def taken(self) -> Iterator[memoryview]:
+        """A buffer for the block's duration."""
+        with self._lock:
+            buffer = self._free.pop() if self._free else None
+        if buffer is None:
+            buffer = memoryview(bytearray(_READ))
+        try:
+            yield buffer
+        finally:
+            with self._lock:
+                self._free.append(buffer)
+
+
+_BUFFERS = _Buffers()
+
+
 class ResumedRead:
     """The read of bytes ``[start, end)`` of one object (``end=None``: to its end).
 
     Args:
-        call: s3fs's ``_call_s3`` (its errors translated, its retries off).
+        call: One S3 request (its errors translated, no retries of its own).
         bucket: The object's bucket.
         key: The object's key.
         url: The object's URL, for errors.
@@ -83,7 +122,7 @@ class ResumedRead:
 
     def __init__(
         self,
-        call: Callable[..., Awaitable[dict[str, Any]]],
+        call: Call,
         bucket: str,
         key: str,
         url: str,
@@ -102,9 +141,8 @@ class ResumedRead:
         self.etag = etag
         #: Cuts resumed so far.
         self.cuts = 0
-        self._buffer: memoryview | None = None
 
-    async def into(self, sink: Sink) -> None:
+    def into(self, sink: Sink) -> None:
         """Read every byte into ``sink``, resuming after cuts.
 
         Raises:
@@ -112,18 +150,22 @@ class ResumedRead:
             ChunkCorruptError: The object was replaced since the version pinned.
         """
         cuts = _cuts()
-        while True:
-            body = await self._open()
-            try:
-                await self._drain(body, sink)
-            except cuts as error:
-                self._cut(error)
-                continue
-            finally:
-                body.close()
-            if self.end is None or self.at >= self.end:
-                return
-            self._cut(None)  # a clean end before the bytes asked for
+        with _BUFFERS.taken() as buffer:
+            while True:
+                body = _Body(self._open())
+                try:
+                    self._drain(body, sink, buffer)
+                except cuts as error:
+                    body.close()
+                    self._cut(error)
+                    continue
+                except BaseException:
+                    body.close()
+                    raise
+                body.finish()
+                if self.end is None or self.at >= self.end:
+                    return
+                self._cut(None)  # a clean end before the bytes asked for
 
     def _cut(self, error: BaseException | None) -> None:
         self.cuts += 1
@@ -134,7 +176,7 @@ class ResumedRead:
                 f"{self.at:,} ({why})"
             ) from error
 
-    async def _open(self) -> Any:
+    def _open(self) -> Any:
         ranged = self.at > 0 or self.end is not None
         kwargs: dict[str, str] = {}
         if ranged:
@@ -143,7 +185,7 @@ class ResumedRead:
         if self.etag is not None:
             kwargs["IfMatch"] = self.etag
         try:
-            response = await self._call("get_object", Bucket=self._bucket, Key=self._key, **kwargs)
+            response = self._call("get_object", Bucket=self._bucket, Key=self._key, **kwargs)
         except OSError as error:
             if self.etag is not None and replaced(error):
                 raise ChunkCorruptError(
@@ -175,51 +217,77 @@ class ResumedRead:
                 f"Content-Range {answered!r}; refused (retried)"
             )
 
-    async def _drain(self, body: Any, sink: Sink) -> None:
-        content = _content(body)
-        if content is None:
-            await self._drain_read(body, sink)
-            return
-        # aiohttp's buffers as they came off the socket (tens of KiB each: as many calls of
-        # the sink), gathered into one buffer of ``_READ`` bytes, reused, that the sink is
-        # told of when full: no bytes are joined, no buffer is made per read
-        if self._buffer is None:
-            self._buffer = memoryview(bytearray(_READ))
-        buffer, filled = self._buffer, 0
-        while self.end is None or self.at + filled < self.end:
-            try:
-                piece, _ = await content.readchunk()
-            except BaseException:  # a cut: what arrived before it is kept, the read resumes
-                if filled:
-                    sink(self.at, buffer[:filled])
-                    self.at += filled
-                raise
-            if not piece:
-                break
-            view = memoryview(piece)
+    def _drain(self, body: _Body, sink: Sink, buffer: memoryview) -> None:
+        """Read the body into ``buffer``, telling ``sink`` of it each time it is full.
+
+        What arrived before a cut is told to the sink before the cut is raised (the read
+        resumes after it).
+        """
+        filled = 0
+        while True:
+            wanted = _READ - filled
             if self.end is not None:
-                view = view[: self.end - self.at - filled]
-            while view:
-                taken = min(len(view), _READ - filled)
-                buffer[filled : filled + taken] = view[:taken]
-                filled, view = filled + taken, view[taken:]
-                if filled == _READ:
-                    sink(self.at, buffer)
-                    self.at, filled = self.at + filled, 0
-        if filled:
-            sink(self.at, buffer[:filled])
-            self.at += filled
-
-    async def _drain_read(self, body: Any, sink: Sink) -> None:
-        while (wanted := _READ if self.end is None else min(_READ, self.end - self.at)) > 0:
-            chunk = await body.read(wanted)
-            if not chunk:
+                wanted = min(wanted, self.end - self.at - filled)
+            got = 0
+            if wanted > 0:
+                try:
+                    got = body.readinto(buffer[filled : filled + wanted])
+                except BaseException:  # a cut: what arrived before it is kept
+                    if filled:
+                        sink(self.at, buffer[:filled])
+                        self.at += filled
+                    raise
+            filled += got
+            if filled == _READ or (filled and not got):
+                sink(self.at, buffer[:filled])
+                self.at, filled = self.at + filled, 0
+            if not got:
                 return
-            sink(self.at, chunk)
-            self.at += len(chunk)
 
 
-def _content(body: Any) -> Any:
-    """The aiohttp stream under an aiobotocore body, or ``None`` for another body."""
-    stream = getattr(getattr(body, "raw_stream", None), "content", None)
-    return stream if callable(getattr(stream, "readchunk", None)) else None
+class _Body:
+    """A GET's body, read one socket read at a time into the caller's buffer.
+
+    Under botocore's body lie urllib3's response and the standard library's; their
+    ``readinto`` waits for the whole buffer, and a cut in that wait loses what the buffer got
+    before it. Here each read is one ``recv`` (``readinto1`` of the socket's stream), so what
+    arrived before a cut is kept. Another body (chunked, or not botocore's) is read with its
+    own ``read``.
+    """
+
+    def __init__(self, body: Any) -> None:
+        self._body = body
+        self._raw = getattr(body, "_raw_stream", None)
+        self._response: Any = getattr(self._raw, "_fp", None)
+        stream = getattr(self._response, "fp", None)
+        plain = isinstance(getattr(self._response, "length", None), int) and not getattr(
+            self._response, "chunked", True
+        )
+        self._stream = stream if plain and callable(getattr(stream, "readinto1", None)) else None
+        #: The body's bytes not yet read (socket reads only).
+        self._left: int = getattr(self._response, "length", 0) or 0
+
+    def readinto(self, view: memoryview) -> int:
+        """Read some bytes into ``view``: how many (0 at the body's end)."""
+        if self._stream is not None:
+            if not self._left:
+                return 0
+            got: int = self._stream.readinto1(view[: self._left])
+            self._left -= got
+            return got
+        data = self._body.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    def finish(self) -> None:
+        """Close a body read through: its connection goes back to the pool if it is clean."""
+        if self._stream is not None and not self._left:
+            self._response.close()  # its bytes were read: the connection can take a request
+            release = getattr(self._raw, "release_conn", None)
+            if callable(release):
+                release()
+        self._body.close()
+
+    def close(self) -> None:
+        """Close a body cut short, and its connection."""
+        self._body.close()

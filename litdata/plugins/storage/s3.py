@@ -33,7 +33,9 @@ these settings.
 Reads (:mod:`litdata.plugins.storage._resumed`): a body cut short is resumed from the byte it
 stopped at, pinned to the object's ETag; an answer to a ranged GET that is not the range asked
 for is refused and retried; every ranged read of one object in a process must see the same ETag
-as the first (else the chunk is read again whole, once).
+as the first (else the chunk is read again whole, once). Object bodies (downloads and ranged
+reads) go through botocore's blocking client made from the same settings, in the thread that
+reads (:mod:`litdata.plugins.storage._s3_reads`); listings, uploads and deletes through s3fs.
 """
 
 from __future__ import annotations
@@ -45,13 +47,14 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from litdata.core import config
+from litdata.core import config, cpu_stages
 from litdata.core.errors import ChunkCorruptError
 from litdata.core.imports import require
 from litdata.plugins.storage._fsspec import FsspecStorage
 from litdata.plugins.storage._multipart import ParallelUpload, transient
 from litdata.plugins.storage._network import network_error, request_timeouts
 from litdata.plugins.storage._resumed import ResumedRead
+from litdata.plugins.storage._s3_reads import ReadClient
 
 s3fs = require("s3fs", extra="s3", purpose="The s3 storage backend")
 from botocore.loaders import JSONFileLoader, create_loader  # noqa: E402  # s3fs's dependencies
@@ -290,6 +293,7 @@ class S3Storage(FsspecStorage):
         self.session_options = dict(session_options or {})
         #: The ETag each object's ranged reads saw first in this process.
         self._etags: dict[str, str] = {}
+        self._read_client: ReadClient | None = None
         s3fs_options(self.storage_options, self.session_options)  # errors now, not in a worker
 
     def filesystem_options(self) -> dict[str, Any]:
@@ -314,13 +318,11 @@ class S3Storage(FsspecStorage):
         Raises:
             FileNotFoundError: No object at ``url``.
         """
-        from fsspec.asyn import sync
-
         bucket, _, key = self.path(url).partition("/")
-        read = ResumedRead(self.fs._call_s3, bucket, key, url)
-        with self._errors(url), open(local_path, "wb") as target:
+        read = ResumedRead(self._reads.call, bucket, key, url)
+        with cpu_stages.timed("network"), self._errors(url), open(local_path, "wb") as target:
             descriptor = target.fileno()
-            sync(self.fs.loop, read.into, lambda at, data: _write_at(descriptor, data, at))
+            read.into(lambda at, data: _write_at(descriptor, data, at))
 
     def read_range(self, url: str, start: int, end: int) -> bytes:
         """Bytes ``[start, end)`` of the object: one ranged GET, resumed if cut, checked.
@@ -349,14 +351,12 @@ class S3Storage(FsspecStorage):
             FileNotFoundError: No object at ``url``.
             ChunkCorruptError: The object is not the version an earlier read of it saw.
         """
-        from fsspec.asyn import sync
-
         bucket, _, key = self.path(url).partition("/")
         seen = self._etags.get(url)
-        read = ResumedRead(self.fs._call_s3, bucket, key, url, start=start, end=end, etag=seen)
+        read = ResumedRead(self._reads.call, bucket, key, url, start=start, end=end, etag=seen)
         try:
-            with self._errors(url):
-                sync(self.fs.loop, read.into, sink)
+            with cpu_stages.timed("network"), self._errors(url):
+                read.into(sink)
         except ChunkCorruptError:
             self._etags.pop(url, None)
             raise
@@ -389,9 +389,16 @@ class S3Storage(FsspecStorage):
         with self._errors(url):
             sync(fs.loop, job.run)
 
+    @property
+    def _reads(self) -> ReadClient:
+        """The blocking client that bodies are read through (see :mod:`._s3_reads`)."""
+        if self._read_client is None:
+            self._read_client = ReadClient(self.fs, _loader)
+        return self._read_client
+
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled for a worker: the versions seen stay in this process."""
-        return {**super().__getstate__(), "_etags": {}}
+        """Pickled for a worker: the versions seen and the clients stay in this process."""
+        return {**super().__getstate__(), "_etags": {}, "_read_client": None}
 
     def _translated(self, error: BaseException) -> BaseException:
         if isinstance(error, Exception):
@@ -415,7 +422,7 @@ class S3Storage(FsspecStorage):
         return network_error(error)
 
 
-def _write_at(descriptor: int, data: bytes, offset: int) -> None:
+def _write_at(descriptor: int, data: bytes | memoryview, offset: int) -> None:
     """Write all of ``data`` at ``offset`` of the file."""
     view = memoryview(data)
     while view:
