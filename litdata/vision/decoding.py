@@ -158,10 +158,8 @@ def decode_for_box(
                 min_height=math.ceil(header.height / scale),
                 min_width=math.ceil(header.width / scale),
             )
-        else:
+        else:  # CMYK/YCCK JPEGs, PNG, WebP...: in full (``scale`` is 1)
             with _pillow().open(io.BytesIO(data)) as image:
-                if scale > 1 and image.format == "JPEG":
-                    image.draft("RGB", (header.width // scale, header.height // scale))
                 pixels = np.asarray(image.convert("RGB"))
     except region.RegionError as error:
         if error.too_large:
