@@ -55,7 +55,7 @@ import struct
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -168,6 +168,7 @@ class Logged:
         started: When its head arrived (``time.monotonic()``).
         answered: When its answer's head was sent (``started`` if never).
         fault: The chaos fault injected into it (see ``link_chaos.py``), if any.
+        headers: The request's headers, names in lower case.
     """
 
     method: str
@@ -181,6 +182,7 @@ class Logged:
     started: float = 0.0
     answered: float = 0.0
     fault: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 class _Bucket:
@@ -417,7 +419,7 @@ class LinkProxy:
         )
         admitted = self._requests.admit()
         fault, read = self._pre_fault(head)
-        entry = replace(entry, fault=fault)
+        entry = replace(entry, fault=fault, headers={k.lower(): v for k, v in head.headers})
         reset = reset or (fault == "reset" and int(head.get("content-length") or 0) > 0)
         if fault in STATUS_FAULTS:
             admitted = False

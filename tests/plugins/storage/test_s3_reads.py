@@ -54,3 +54,21 @@ def test_a_forked_child_reads_with_its_own_client(link, tmp_path):
     before = len(link.log)
     assert bytes(storage.read_range(url, 10, 20)) == DATA[10:20]
     assert len(link.log) == before + 1  # answered the first time, not retried
+
+
+def test_the_read_client_sends_what_s3fs_adds_to_every_request(link, tmp_path):
+    _, url = _stored(link, tmp_path)
+    options = {
+        **link.storage_options,
+        "requester_pays": True,
+        "s3_additional_kwargs": {"ExpectedBucketOwner": "123456789012"},
+    }
+    storage = S3Storage(options)
+    assert bytes(storage.read_range(url, 3, 30)) == DATA[3:30]
+    storage.download(url, str(tmp_path / "copy.bin"))
+    assert (tmp_path / "copy.bin").read_bytes() == DATA
+    gets = [entry for entry in link.log if entry.method == "GET"]
+    assert len(gets) >= 2
+    for entry in gets:
+        assert entry.headers.get("x-amz-request-payer") == "requester"
+        assert entry.headers.get("x-amz-expected-bucket-owner") == "123456789012"
