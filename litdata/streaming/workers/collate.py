@@ -9,7 +9,7 @@ torch-geometric) into a list; at the top level or as values of dict samples.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -26,17 +26,29 @@ __all__ = ["into_arena", "litdata_collate"]
 _NUMERIC = frozenset("biufc")
 
 
+#: Lends the memory a stacked leaf is written to: ``(shape, dtype) -> tensor``.
+Lender = Callable[[tuple[int, ...], torch.dtype], torch.Tensor]
+
 #: Whether the batch being collated will be copied into an arena slot (set by its collate).
 _INTO_ARENA: ContextVar[bool] = ContextVar("litdata_into_arena", default=False)
+#: Where such a batch's stacked leaves are written (memory reused batch after batch), if set.
+_LENDER: ContextVar[Lender | None] = ContextVar("litdata_lender", default=None)
 
 
 @contextmanager
-def into_arena() -> Iterator[None]:
-    """Within it, batches are collated to be copied into an arena slot, not sent by pipe."""
-    token = _INTO_ARENA.set(True)
+def into_arena(lend: Lender | None = None) -> Iterator[None]:
+    """Within it, batches are collated to be copied into an arena slot, not sent by pipe.
+
+    Args:
+        lend: Gives the tensors that stacked leaves are written to; the caller reuses them
+            once the batch is in its slot (fresh memory each batch costs a page fault per
+            4 KiB: a quarter of the stacking time of a batch of images).
+    """
+    token, lent = _INTO_ARENA.set(True), _LENDER.set(lend)
     try:
         yield
     finally:
+        _LENDER.reset(lent)
         _INTO_ARENA.reset(token)
 
 
@@ -59,6 +71,9 @@ def _stack_tensors(values: list[Any]) -> torch.Tensor | None:
             return None
         if value.layout is not torch.strided or value.device.type != "cpu":
             return None
+    lend = _LENDER.get() if _INTO_ARENA.get() else None
+    if lend is not None:
+        return torch.stack(values, out=lend((len(values), *shape), dtype))
     return torch.stack(values)
 
 

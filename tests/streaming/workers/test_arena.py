@@ -280,3 +280,22 @@ def test_a_process_that_exits_mid_epoch_leaves_no_segments(mixed):
 def test_out_of_order_delivery_hands_every_batch_out_once(mixed):
     batches = _epoch(mixed, in_order=False)
     assert sorted(int(i) for batch in batches for i in batch["id"]) == list(range(600))
+
+
+def test_image_batches_stacked_into_reused_memory_stay_right(tmp_path):
+    """Each worker stacks its batches into tensors it reuses once a batch is in its slot."""
+    ld.write_dataset(
+        (
+            {"id": i, "image": torch.full((3, 32, 32), i % 251, dtype=torch.uint8)}
+            for i in range(200)
+        ),
+        tmp_path,
+        chunk_size=20,
+    )
+    for options in ({"batch_size": 16}, {"batch_size": 2}):  # one a message; several, all held
+        batches = _epoch(tmp_path, **options)
+        assert sorted(int(i) for batch in batches for i in batch["id"]) == list(range(200))
+        for batch in batches:
+            expected = (batch["id"] % 251).to(torch.uint8).view(-1, 1, 1, 1).expand(-1, 3, 32, 32)
+            assert torch.equal(batch["image"], expected)
+        assert all(map(_same, batches, _epoch(tmp_path, transport="pipe", **options)))

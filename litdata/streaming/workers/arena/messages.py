@@ -37,6 +37,8 @@ __all__ = ["GROUP_BATCHES", "GROUP_BYTES", "ArenaCollate", "ArenaSession", "Mess
 #: A message holds at most this many batches, or as many as make about this many bytes.
 GROUP_BATCHES = 16
 GROUP_BYTES = 1 << 20
+#: Stacking tensors a worker keeps for its next batches.
+_SPARE = 4
 
 Counts = tuple[tuple[int, ...], ...]
 #: Each batch's ids (``Envelope.ids``), when the loader asked for them.
@@ -133,11 +135,45 @@ class ArenaCollate:
     def __init__(self, collate: Callable[[list[Any]], Any], session: str) -> None:
         self.collate = collate
         self.session = session
+        #: Stacking tensors free for the next batch: their last batch is in its slot.
+        self._spare: list[Any] = []
+        #: The stacking tensors of each batch not sent yet (by the batch's ``id``).
+        self._lent: dict[int, list[Any]] = {}
 
     def __call__(self, samples: list[Any]) -> Any:
-        """The batch of ``samples`` (``group`` sends it)."""
-        with into_arena():
-            return self.collate(samples)
+        """The batch of ``samples`` (``group`` sends it), stacked into reused memory."""
+        used: list[Any] = []
+
+        def lend(shape: tuple[int, ...], dtype: Any) -> Any:
+            used.append(self._stacking(shape, dtype))
+            return used[-1]
+
+        with into_arena(lend):
+            batch = self.collate(samples)
+        if used:
+            self._lent[id(batch)] = used
+        return batch
+
+    def _stacking(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A spare tensor of ``shape`` and ``dtype``, or a new one."""
+        import torch
+
+        for place, spare in enumerate(self._spare):
+            if spare.shape == shape and spare.dtype == dtype:
+                return self._spare.pop(place)
+        return torch.empty(shape, dtype=dtype)
+
+    def _sent(self, pending: list[Envelope], message: Envelope) -> None:
+        """Take back the stacking tensors of ``pending``'s batches once they are in a slot.
+
+        Batches sent by pipe keep theirs (pickling may share their memory with the training
+        process), and new ones are made.
+        """
+        in_slot = isinstance(message.data.batches, InSlot)
+        for envelope in pending:
+            used = self._lent.pop(id(envelope.data), [])
+            if in_slot:
+                self._spare = [*used, *self._spare][:_SPARE]
 
     def group(self, envelopes: Iterator[Envelope]) -> Iterator[Envelope]:
         """In a worker process: the messages that carry the batches of ``envelopes``."""
@@ -155,10 +191,14 @@ class ArenaCollate:
             if not cap:
                 cap = _group_cap(self.session, plan(envelope.data))
             if len(pending) >= min(limit, cap):
-                yield _message(self.session, source, pending, worker, last=False)
+                message = _message(self.session, source, pending, worker, last=False)
+                self._sent(pending, message)
+                yield message
                 pending = []
                 limit *= 2
-        yield _message(self.session, source, pending, worker, last=True)
+        message = _message(self.session, source, pending, worker, last=True)
+        self._sent(pending, message)
+        yield message
 
 
 class ArenaSession:
