@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import litdata as ld
+from litdata.streaming.workers import collate
 from litdata.streaming.workers.arena import slots as arena
 from litdata.streaming.workers.arena.layout import plan
 from litdata.streaming.workers.arena.messages import ArenaSession
@@ -282,20 +283,45 @@ def test_out_of_order_delivery_hands_every_batch_out_once(mixed):
     assert sorted(int(i) for batch in batches for i in batch["id"]) == list(range(600))
 
 
-def test_image_batches_stacked_into_reused_memory_stay_right(tmp_path):
-    """Each worker stacks its batches into tensors it reuses once a batch is in its slot."""
+@pytest.fixture
+def lend_all(monkeypatch):
+    """Every stacked leaf written to lent memory, however small (forked workers inherit it)."""
+    monkeypatch.setattr(collate, "LENT_BYTES", 0)
+
+
+def _images(path, count, side):
     ld.write_dataset(
         (
-            {"id": i, "image": torch.full((3, 32, 32), i % 251, dtype=torch.uint8)}
-            for i in range(200)
+            {"id": i, "image": torch.full((3, side, side), i % 251, dtype=torch.uint8)}
+            for i in range(count)
         ),
-        tmp_path,
+        path,
         chunk_size=20,
     )
-    for options in ({"batch_size": 16}, {"batch_size": 2}):  # one a message; several, all held
-        batches = _epoch(tmp_path, **options)
-        assert sorted(int(i) for batch in batches for i in batch["id"]) == list(range(200))
-        for batch in batches:
-            expected = (batch["id"] % 251).to(torch.uint8).view(-1, 1, 1, 1).expand(-1, 3, 32, 32)
-            assert torch.equal(batch["image"], expected)
-        assert all(map(_same, batches, _epoch(tmp_path, transport="pipe", **options)))
+
+
+def _check_images(batches, count, side):
+    assert sorted(int(i) for batch in batches for i in batch["id"]) == list(range(count))
+    for batch in batches:
+        expected = (batch["id"] % 251).to(torch.uint8).view(-1, 1, 1, 1)
+        assert torch.equal(batch["image"], expected.expand(-1, 3, side, side))
+
+
+def test_batches_of_images_are_stacked_into_lent_memory_and_stay_right(tmp_path):
+    _images(tmp_path, 120, 224)  # batches of 56 images: 8.4 MB, above LENT_BYTES
+    batches = _epoch(tmp_path, batch_size=56)
+    _check_images(batches, 120, 224)
+    assert all(map(_same, batches, _epoch(tmp_path, transport="pipe", batch_size=56)))
+
+
+@pytest.mark.parametrize("batch_size", [16, 2])  # one batch a message; several, all held
+def test_lent_memory_is_taken_back_only_from_batches_in_a_slot(tmp_path, lend_all, batch_size):
+    _images(tmp_path, 200, 32)
+    batches = _epoch(tmp_path, batch_size=batch_size)
+    _check_images(batches, 200, 32)
+    assert all(map(_same, batches, _epoch(tmp_path, transport="pipe", batch_size=batch_size)))
+
+
+def test_held_batches_in_lent_memory_stay_right_past_the_ring(mixed, lend_all):
+    kept = _epoch(mixed, batch_size=2)  # 300 batches held: most go by pipe, with their memory
+    assert all(map(_same, kept, _epoch(mixed, batch_size=2, transport="pipe")))
