@@ -56,6 +56,10 @@ VARIABLES: dict[str, tuple[str, str]] = {
         "16",
         "storage requests in flight per machine, shared by its processes",
     ),
+    "LITDATA_DIRECT_CACHE": (
+        "0",
+        "`1`: a fetched chunk is read from memory, its cache file written around the file cache",
+    ),
     "LITDATA_DISABLE_PLUGIN_AUTOLOAD": ("0", "load no third-party plugin from entry points"),
     "LITDATA_KEY_PASSWORD": ("", "the password of the key file `litdata view --key` opens"),
     "LITDATA_LOG_FILE": ("litdata_debug.log", "where the tracer writes its log"),

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import logging
-import mmap
 import os
 import time
 from collections.abc import Callable
@@ -28,8 +27,8 @@ from litdata.core.chunks.blocks import BlockTable
 from litdata.core.chunks.checksum import verify_file
 from litdata.core.chunks.names import decompressed_filename
 from litdata.core.chunks.stored import plain_chunk
-from litdata.core.dataset_file import open_regular, read_regular
-from litdata.core.errors import ChunkCorruptError, ChunkMissingError, ChunkWaitTimeoutError
+from litdata.core.dataset_file import read_regular
+from litdata.core.errors import ChunkCorruptError, ChunkWaitTimeoutError
 from litdata.core.guards import inside
 from litdata.core.index import ChunkEntry, DatasetIndex
 from litdata.core.location import Location
@@ -38,20 +37,21 @@ from litdata.core.publish import publishing
 from litdata.core.registry import hooks
 from litdata.engine.boundary.options import resolve_plugin
 from litdata.engine.cache.copies import CheckedCopies
+from litdata.engine.cache.direct import write_direct
 from litdata.engine.cache.directory import VERIFIED, cache_home, flat_name, version_dir
 from litdata.engine.cache.eviction import make_room
+from litdata.engine.cache.in_place import InPlaceChecks, inflated_in_place, missing_chunk
 from litdata.engine.cache.locks import ChunkLock
 from litdata.engine.cache.memory import MemoryChunks, memory_supported
 from litdata.engine.cache.parts import PartedDownload, arriving
 from litdata.engine.cache.slots import node_slots
-from litdata.engine.cache.verified import VerifiedChunks, file_identity
+from litdata.engine.cache.verified import VerifiedChunks
 from litdata.engine.link import MIN_PART, link_to
 from litdata.engine.throttle import throttle_of
 
 __all__ = ["ChunkCache"]
 
 logger = logging.getLogger(__name__)
-_INFLATED_WARNED: set[str] = set()
 
 #: How long a process waits for another one to fetch a chunk before fetching it itself.
 WAIT_SECONDS = 120.0
@@ -69,13 +69,6 @@ def _known_digest(entry: ChunkEntry) -> str | None:
     """
     recorded = entry.checksum
     return recorded if recorded and recorded.startswith(f"{checksum.ALGORITHM}:") else None
-
-
-def _missing(where: str) -> ChunkMissingError:
-    return ChunkMissingError(
-        f"Chunk {where} listed in index.json is missing. The dataset is incomplete or was "
-        f"changed under the reader; re-create or re-copy it."
-    )
 
 
 class ChunkCache:
@@ -118,23 +111,22 @@ class ChunkCache:
         self._local = location.local_path
         self._directory: Path | None = None
         self._compressor: Compressor | None = None
-        #: In-place chunks checked by this process, with the identity of the file checked.
-        self._checked: dict[int, bytes] = {}
         self._holds: dict[int, ChunkLock] = {}
         #: Cached copies this process checked (hashed on first use).
         self._copies = CheckedCopies()
         #: Fetched chunks held in memory (no cache).
         self._memory = MemoryChunks()
-        self._verified: VerifiedChunks | None = None
+        verified: VerifiedChunks | None = None
         if self._local is not None and config.verify_setting() != "always":
             home = cache_home(self.location.url, cache_dir)
-            self._verified = VerifiedChunks(home / VERIFIED, self.mode)
+            verified = VerifiedChunks(home / VERIFIED, self.mode)
+        #: In-place chunks checked by this process.
+        self._in_place_checks = InPlaceChecks(verified)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.update(
             _compressor=None,
-            _checked={},
             _holds={},
             _directory=None,
             _copies=CheckedCopies(),
@@ -191,7 +183,7 @@ class ChunkCache:
         held = self._holds.get(chunk_index)
         target = self.directory / self._plain_name(entry)
         if held is not None:
-            return str(target)
+            return self._memory.path(chunk_index) or str(target)
         lock = ChunkLock(self.directory, target.name, self.mode)
         deadline = time.monotonic() + WAIT_SECONDS
         fetch_seconds = float(config.integer("LITDATA_CHUNK_TIMEOUT", 600, minimum=1))
@@ -207,7 +199,7 @@ class ChunkCache:
             if lock.acquire("exclusive", timeout=0):
                 try:
                     if not target.exists():
-                        self._fetch(entry, target)
+                        self._fetch(entry, target, chunk_index)
                 finally:
                     lock.release()  # then hold it shared, like any reader
             elif time.monotonic() > deadline:
@@ -216,7 +208,7 @@ class ChunkCache:
                 time.sleep(_POLL_SECONDS)
         os.utime(target)  # most recently used
         self._holds[chunk_index] = lock
-        return str(target)
+        return self._memory.path(chunk_index) or str(target)
 
     def _outside_cache(self, chunk_index: int, entry: ChunkEntry) -> str | None:
         """The chunk's file when the cache folder does not hold it, else ``None``.
@@ -227,7 +219,7 @@ class ChunkCache:
         if self.in_place:
             path = self._member(entry)
             if self.verify:
-                self._check_in_place(path, chunk_index, entry)
+                self._in_place_checks.check(path, chunk_index, entry)
             return path
         inflated = self._inflated_in_place(entry)
         if inflated is not None:
@@ -250,35 +242,11 @@ class ChunkCache:
         )
 
     def _inflated_in_place(self, entry: ChunkEntry) -> str | None:
-        """The decompressed file LitData left in place of a local compressed chunk, if any.
-
-        LitData decompresses the chunks of a local compressed dataset into the dataset's own
-        folder when it reads them, removing the compressed files. Such a file is read as it is;
-        its checksum (of the compressed bytes) cannot be checked, so its size is.
-
-        Raises:
-            ChunkCorruptError: The file's size is not the chunk's.
-        """
+        """The decompressed file LitData left in place of a local compressed chunk, if any."""
         if self._local is None or not self._compression:
             return None
-        stored = self._member(entry)
         plain = self._member(entry, self._plain_name(entry))
-        if plain == stored or os.path.exists(stored) or not os.path.exists(plain):
-            return None
-        size = os.path.getsize(plain)
-        if size != entry.chunk_bytes:
-            raise ChunkCorruptError(
-                f"{plain} (chunk {entry.filename} as LitData decompresses it in place) has "
-                f"{size:,} bytes, but index.json records {entry.chunk_bytes:,}. Re-create the "
-                f"dataset."
-            )
-        if plain not in _INFLATED_WARNED:
-            _INFLATED_WARNED.add(plain)
-            logger.warning(
-                "%s was decompressed in place (by LitData); reading it without its checksum",
-                plain,
-            )
-        return plain
+        return inflated_in_place(self._member(entry), plain, entry)
 
     def cached(self, chunk_index: int) -> bool:
         """Whether chunk ``chunk_index`` is a local file already (in place, or in the cache)."""
@@ -298,43 +266,6 @@ class ChunkCache:
         if lock is not None:
             lock.release()
 
-    def _check_in_place(self, path: str, chunk_index: int, entry: ChunkEntry) -> None:
-        """Check an in-place chunk, unless this process checked the file as it is now.
-
-        Every open looks at the file's identity (device, inode, size, times): a chunk
-        replaced or rewritten since its last check, even within one process, is checked
-        again, never read as what it was.
-        """
-        try:
-            with open_regular(path) as handle:
-                status = os.fstat(handle.fileno())
-                identity = file_identity(status)
-                if self._checked.get(chunk_index) == identity:
-                    return
-                if status.st_size != entry.chunk_bytes:
-                    raise ChunkCorruptError(
-                        f"Chunk {path} is truncated or padded: it has {status.st_size:,} bytes, "
-                        f"but index.json records {entry.chunk_bytes:,}. Its samples are not "
-                        f"returned. Re-copy or re-create the dataset."
-                    )
-                known = self._verified is not None and self._verified.known(status, entry)
-                if entry.checksum is not None and not known:
-                    self._hash_in_place(handle.fileno(), status, entry, path)
-                self._checked[chunk_index] = identity
-        except FileNotFoundError:
-            raise _missing(path) from None
-
-    def _hash_in_place(
-        self, descriptor: int, status: os.stat_result, entry: ChunkEntry, path: str
-    ) -> None:
-        if not status.st_size:
-            checksum.verify_checksum(b"", entry, path)
-        else:
-            with mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) as data:
-                checksum.verify_checksum(data, entry, path)
-        if self._verified is not None:
-            self._verified.add(status, entry)
-
     # -- fetching --------------------------------------------------------------------------
     def stored(self, entry: ChunkEntry, scratch: Path) -> tuple[bytes, str]:
         """A chunk's bytes as stored, and where they came from (its path or URL).
@@ -351,7 +282,7 @@ class ChunkCache:
             try:
                 return read_regular(source), source
             except FileNotFoundError:
-                raise _missing(source) from None
+                raise missing_chunk(source) from None
         url, _ = self._download(entry, scratch)
         return scratch.read_bytes(), url
 
@@ -377,20 +308,16 @@ class ChunkCache:
                 return url, False
             parted.run()
         except FileNotFoundError:
-            raise _missing(url) from None
+            raise missing_chunk(url) from None
         return url, parted.table is not None
 
     def _parted(
         self, entry: ChunkEntry, url: str, scratch: Path, target: Path | None
     ) -> PartedDownload | None:
         """The parallel ranged download of a large chunk, or ``None`` to download it whole."""
-        storage = self.location.storage
-        if (
-            not storage.ranged
-            or entry.chunk_bytes <= 2 * MIN_PART
-            or config.ranged_reads_setting() == "off"
-        ):
+        if not self._ranged(entry):
             return None
+        storage = self.location.storage
         store = self._store()
         root = Path(self.cache_dir).expanduser() if self.cache_dir else config.cache_root()
         table = BlockTable.of(entry, f"The index of {self.location.url}")
@@ -404,6 +331,24 @@ class ChunkCache:
             link=link_to(store),
             throttle=throttle_of(store, config.connection_budget()),
             slots=node_slots(root, self.mode),
+        )
+
+    def _ranged(self, entry: ChunkEntry) -> bool:
+        """Whether the chunk is fetched as parallel ranged parts (remote, large enough)."""
+        return (
+            self._local is None
+            and self.location.storage.ranged
+            and entry.chunk_bytes > 2 * MIN_PART
+            and config.ranged_reads_setting() != "off"
+        )
+
+    def _lands(self, entry: ChunkEntry) -> bool:
+        """Whether its fetch lands in memory first (``LITDATA_DIRECT_CACHE``: :meth:`_fetch`)."""
+        return (
+            not self._compression
+            and self._ranged(entry)
+            and memory_supported()
+            and bool(config.flag("LITDATA_DIRECT_CACHE", default=False))
         )
 
     def _store(self) -> str:
@@ -509,13 +454,31 @@ class ChunkCache:
             digest = _known_digest(entry) if plain is data else checksum.checksum_of(plain)
         return len(data), source, time.perf_counter() - start, digest
 
-    def _fetch(self, entry: ChunkEntry, target: Path) -> None:
-        """Fetch, check and decompress one chunk, and publish it as ``target``."""
+    def _fetch(self, entry: ChunkEntry, target: Path, chunk_index: int) -> None:
+        """Fetch, check and decompress one chunk, and publish it as ``target``.
+
+        With ``LITDATA_DIRECT_CACHE=1``, a plain chunk fetched in ranged parts lands in this
+        process's memory first, where this process reads it while it holds it; the cache file
+        is written from there, around the file cache (:mod:`~litdata.engine.cache.direct`).
+        """
         start = time.perf_counter()
         if self.max_cache_size is not None:
             make_room(self.directory, self.max_cache_size, entry.chunk_bytes, self.mode)
-        with publishing(target, entry.chunk_bytes, self.mode) as temporary:
-            size, source, inflating, digest = self._fetch_checked(entry, temporary, target)
+        landing = None
+        if self._lands(entry):
+            landing = self._memory.land(chunk_index, entry.filename, entry.chunk_bytes)
+        try:
+            with publishing(target, entry.chunk_bytes, self.mode) as temporary:
+                size, source, inflating, digest = self._fetch_checked(
+                    entry, landing or temporary, target
+                )
+                if landing is not None:
+                    with cpu_stages.timed("cache write"):
+                        write_direct(landing, temporary, self.mode)
+        except BaseException:
+            if landing is not None:
+                self._memory.release(chunk_index)
+            raise
         with cpu_stages.timed("checksum"):
             self._copies.record(target, self.mode, digest)
         hooks.chunk_downloaded(source, str(target), size, time.perf_counter() - start - inflating)

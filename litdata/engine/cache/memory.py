@@ -8,6 +8,13 @@ descriptor and mapping), which the chunk's reader opens and maps like a cached f
 ``/proc/self/fd/<n>``. Each process holds the chunks it reads, from the fetch until the reader
 releases them; nothing is shared between processes and nothing outlives them.
 
+With a cache and ``LITDATA_DIRECT_CACHE=1``, a chunk this process fetches lands in such
+memory first (:meth:`MemoryChunks.land`): this process reads it from there while it holds
+it, and the cache file is written from it around the system's file cache
+(:mod:`~litdata.engine.cache.direct`), so the fetched bytes are not copied into newly
+allocated file-cache pages and mapped back from them. Landed chunks of a process take at
+most :data:`LANDING_BYTES` together; past that, chunks go to the cache folder the usual way.
+
 Only where the system has ``memfd_create`` (Linux); elsewhere the cache folder is used as
 before and evicts each chunk once it is released.
 """
@@ -20,7 +27,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["MemoryChunks", "memory_supported"]
+__all__ = ["LANDING_BYTES", "MemoryChunks", "memory_supported"]
+
+#: The bytes of fetched chunks a process keeps in memory beside the cache at once.
+LANDING_BYTES = 1 << 30
 
 
 def memory_supported() -> bool:
@@ -31,8 +41,10 @@ def memory_supported() -> bool:
 class _MemoryChunk:
     """One chunk's bytes in a ``memfd``; opened by its path, freed once closed and unmapped."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, size: int = 0) -> None:
         self.descriptor = os.memfd_create(name, os.MFD_CLOEXEC)
+        #: The bytes it was made for (a landed chunk's, counted against the landing budget).
+        self.size = size
 
     @property
     def path(self) -> Path:
@@ -105,6 +117,27 @@ class MemoryChunks:
                 self._held[chunk_index] = chunk
                 self._fetching.pop(chunk_index, None)
         return str(chunk.path)
+
+    def path(self, chunk_index: int) -> str | None:
+        """The path of chunk ``chunk_index`` if this process holds it in memory."""
+        self._forked()
+        with self._lock:
+            found = self._held.get(chunk_index)
+        return None if found is None else str(found.path)
+
+    def land(self, chunk_index: int, name: str, size: int) -> Path | None:
+        """A new, empty memory file for chunk ``chunk_index`` (``size`` bytes), held from now.
+
+        Returns ``None`` when the landed chunks would pass :data:`LANDING_BYTES` (or the chunk
+        is held already): the caller fetches it into the cache folder the usual way.
+        """
+        self._forked()
+        with self._lock:
+            landed = sum(chunk.size for chunk in self._held.values())
+            if chunk_index in self._held or landed + size > LANDING_BYTES:
+                return None
+            chunk = self._held[chunk_index] = _MemoryChunk(name, size)
+        return chunk.path
 
     def release(self, chunk_index: int) -> None:
         """Let chunk ``chunk_index`` go (its memory is freed once its reader unmapped it)."""

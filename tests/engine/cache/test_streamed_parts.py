@@ -173,3 +173,82 @@ def test_chunks_held_in_memory_stay_with_their_process_when_pickled(url, tmp_pat
     assert not reader.cache.cached(0)
     assert len(pickle.loads(pickle.dumps(ds))) == 400
     assert path.startswith("/proc/self/fd/")
+
+
+def _resident_pages(path):
+    """How many of the file's pages are in the system's file cache (``mincore``)."""
+    import ctypes
+    import mmap
+    import os
+
+    size = os.path.getsize(path)
+    pages = -(-size // mmap.PAGESIZE)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t] + [ctypes.c_int] * 3 + [ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    descriptor = os.open(path, os.O_RDONLY)
+    try:  # a mapping of our own that touches nothing: mincore tells what the cache holds
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, descriptor, 0)
+        vector = ctypes.create_string_buffer(pages)
+        assert libc.mincore(address, size, vector) == 0, ctypes.get_errno()
+        libc.munmap(address, size)
+    finally:
+        os.close(descriptor)
+    return sum(byte & 1 for byte in vector.raw)
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_a_fetched_chunk_is_read_from_memory_and_cached_around_the_file_cache(
+    url, tmp_path, monkeypatch
+):
+    chunks = _write(url)
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", "1")
+    store = StreamStore()
+    cache = tmp_path / "cache"
+    reader = ld.DatasetReader(url, cache_dir=str(cache))
+    large = next(n for n, c in enumerate(chunks) if c["chunk_bytes"] > 2 << 20)
+    path = reader.cache.hold(large)
+    assert path.startswith("/proc/self/fd/")  # this process reads the bytes it fetched
+    assert len(_memory_files()) == 1
+    (copy,) = cache.rglob(chunks[large]["filename"])
+    # written around the file cache: at most its last, partial page went through it
+    assert _resident_pages(copy) <= 1
+    remote = store.fs.cat_file(store.path(f"{url}/{chunks[large]['filename']}"))
+    assert copy.read_bytes() == remote  # the cache file is whole and right
+    with open(path, "rb") as landed:
+        assert landed.read() == remote
+    reader.cache.release(large)
+    assert not _memory_files()  # let go once released
+    again = ld.DatasetReader(url, cache_dir=str(cache))
+    assert again.cache.hold(large) == str(copy)  # later readers find the cache file
+    again.cache.release(large)
+    assert _epoch(url, tmp_path)  # a whole epoch through landed chunks is right
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_chunks_past_the_landing_budget_go_to_the_cache_folder(url, tmp_path, monkeypatch):
+    from litdata.engine.cache import memory
+
+    chunks = _write(url)
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", "1")
+    monkeypatch.setattr(memory, "LANDING_BYTES", max(c["chunk_bytes"] for c in chunks) + 1)
+    reader = ld.DatasetReader(url, cache_dir=str(tmp_path / "cache"))
+    large = [n for n, c in enumerate(chunks) if c["chunk_bytes"] > 2 << 20][:2]
+    first, second = (reader.cache.hold(n) for n in large)
+    assert first.startswith("/proc/self/fd/")
+    assert not second.startswith("/proc/")  # the budget was spent: the usual cache file
+    for n in large:
+        reader.cache.release(n)
+    assert not _memory_files()
+
+
+def test_without_the_setting_fetched_chunks_are_read_from_the_cache_folder(url, tmp_path):
+    chunks = _write(url)
+    reader = ld.DatasetReader(url, cache_dir=str(tmp_path / "cache"))
+    large = next(n for n, c in enumerate(chunks) if c["chunk_bytes"] > 2 << 20)
+    path = reader.cache.hold(large)
+    assert path.endswith(chunks[large]["filename"])
+    assert not _memory_files()
+    reader.cache.release(large)
