@@ -3,6 +3,8 @@ no temporary file left, and an existing dataset exactly as it was."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import uuid
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from support.helpers import content_snapshot
 
 import litdata as ld
 from litdata.core.errors import DiskFullError, ProcessingError
+from litdata.engine.cache.memory import memory_supported
 
 pytestmark = pytest.mark.usefixtures("small_disk")
 
@@ -151,3 +154,32 @@ def test_a_full_cache_disk_while_decompressing(tmp_path, small_disk, record):
     record.failed()
     assert _temporaries(cache) == []
     record("DiskFullError; the dataset itself untouched", lost=60 - len(_ids(dataset)))
+
+
+def _memory_chunks() -> int:
+    """The chunks this process holds in memory (``memfd``s named ``chunk-...``)."""
+    found = 0
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            found += os.readlink(f"/proc/self/fd/{name}").startswith("/memfd:chunk-")
+    return found
+
+
+@pytest.mark.fault("full disk: cache written around the file cache (LITDATA_DIRECT_CACHE=1)")
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_a_full_cache_disk_around_the_file_cache(small_disk, record, monkeypatch):
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", "1")
+    url = f"memory://direct-{uuid.uuid4().hex[:8]}/ds"
+    ld.write_dataset((big(i) for i in range(400)), url, chunk_bytes="3MB")  # ranged, landed
+    cache = small_disk(5_000_000)  # room for the first chunk, not the second
+    ds = ld.StreamingDataset(url, cache_dir=str(cache), max_cache_size=10**9)
+    seen = []
+    record.start()
+    with pytest.raises(DiskFullError, match=r"No space left to write .*chunk-0-1\.bin"):
+        seen.extend(sample["id"] for sample in ds)
+    record.failed()
+    assert _temporaries(cache) == []
+    assert _memory_chunks() <= 1  # the chunk that did not fit let its memory go
+    assert len(seen) >= 100  # the first chunk was read, from memory
+    wrong = sum(1 for i, sample_id in enumerate(seen) if sample_id != i)
+    record("DiskFullError naming the cached chunk; no partial file, its memory let go", wrong=wrong)

@@ -47,7 +47,7 @@ def write_direct(source: str | os.PathLike[str], destination: Path, mode: int = 
         with _opened(destination, mode) as (descriptor, direct):
             if size:
                 with mmap.mmap(handle.fileno(), size, access=mmap.ACCESS_READ) as mapped:
-                    _write_all(descriptor, memoryview(mapped), direct)
+                    _write_all(descriptor, mapped, direct)
     return size
 
 
@@ -68,8 +68,19 @@ def _opened(destination: Path, mode: int) -> Iterator[tuple[int, bool]]:
         os.close(descriptor)
 
 
-def _write_all(descriptor: int, data: memoryview, direct: bool) -> None:
-    """Write ``data`` from offset 0: its whole pages directly, then its tail the usual way."""
+def _write_all(descriptor: int, mapped: mmap.mmap, direct: bool) -> None:
+    """Write ``mapped`` from offset 0: its whole pages directly, then its tail the usual way.
+
+    The view of the map is released before any error leaves (the map can then be closed).
+    """
+    data = memoryview(mapped)
+    try:
+        _write_view(descriptor, data, direct)
+    finally:
+        data.release()
+
+
+def _write_view(descriptor: int, data: memoryview, direct: bool) -> None:
     whole = len(data) - len(data) % ALIGN if direct else 0
     at = 0
     try:

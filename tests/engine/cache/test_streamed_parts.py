@@ -252,3 +252,24 @@ def test_without_the_setting_fetched_chunks_are_read_from_the_cache_folder(url, 
     assert path.endswith(chunks[large]["filename"])
     assert not _memory_files()
     reader.cache.release(large)
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+def test_forked_workers_land_their_own_chunks(url, tmp_path, monkeypatch):
+    chunks = _write(url)
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", "1")
+    cache = tmp_path / "cache"
+    ds = ld.StreamingDataset(url, cache_dir=str(cache), shuffle=True)
+    loader = ld.StreamingDataLoader(
+        ds, batch_size=16, num_workers=2, multiprocessing_context="fork"
+    )
+    ids = []
+    for batch in loader:
+        ids.extend(int(i) for i in batch["id"])
+        assert (batch["blob"][:, 0].numpy() == batch["id"].numpy() % 251).all()
+    assert sorted(ids) == list(range(400))
+    assert not _memory_files()  # the workers' memory went with them
+    store = StreamStore()
+    for chunk in chunks:  # every chunk cached whole, as the store has it
+        (copy,) = cache.rglob(chunk["filename"])
+        assert copy.read_bytes() == store.fs.cat_file(store.path(f"{url}/{chunk['filename']}"))
