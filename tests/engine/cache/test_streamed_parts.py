@@ -91,15 +91,19 @@ def test_large_chunks_stream_their_parts_and_record_the_index_checksum(url, tmp_
         assert record_of(copy).read_text() == chunk["checksum"]
 
 
-def test_a_part_cut_midway_starts_over_and_the_chunk_is_right(url, tmp_path):
+@pytest.mark.parametrize("direct", ["0", "1"])
+def test_a_part_cut_midway_starts_over_and_the_chunk_is_right(url, tmp_path, monkeypatch, direct):
     _write(url)
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", direct)
     PLAN["cut"] = 3
     _epoch(url, tmp_path)
     assert PLAN["cut"] == 0
 
 
-def test_a_garbled_part_fails_its_block_and_the_chunk_is_fetched_again(url, tmp_path):
+@pytest.mark.parametrize("direct", ["0", "1"])
+def test_a_garbled_part_fails_its_block_and_the_chunk_is_fetched_again(url, tmp_path, monkeypatch, direct):
     _write(url)
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", direct)
     PLAN["garble"] = 1
     _epoch(url, tmp_path)
     assert PLAN["garble"] == 0
