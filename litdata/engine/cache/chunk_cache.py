@@ -9,6 +9,9 @@
   past ``max_cache_size``, chunks nobody holds are evicted, least recently used first.
 - ``max_cache_size=0`` asks for no cache: a fetched chunk is kept in this process's memory
   while it is held (:mod:`~litdata.engine.cache.memory`), never written to the cache folder.
+- ``LITDATA_DIRECT_CACHE=1``: a chunk fetched in ranged parts is read from the fetching
+  process's memory while it holds it, and cached from there around the file cache
+  (:mod:`~litdata.engine.cache.direct`).
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ class ChunkCache:
         self._holds: dict[int, ChunkLock] = {}
         #: Cached copies this process checked (hashed on first use).
         self._copies = CheckedCopies()
-        #: Fetched chunks held in memory (no cache).
+        #: Fetched chunks held in memory (no cache, or landed: ``LITDATA_DIRECT_CACHE``).
         self._memory = MemoryChunks()
         verified: VerifiedChunks | None = None
         if self._local is not None and config.verify_setting() != "always":
