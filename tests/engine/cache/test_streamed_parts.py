@@ -101,7 +101,9 @@ def test_a_part_cut_midway_starts_over_and_the_chunk_is_right(url, tmp_path, mon
 
 
 @pytest.mark.parametrize("direct", ["0", "1"])
-def test_a_garbled_part_fails_its_block_and_the_chunk_is_fetched_again(url, tmp_path, monkeypatch, direct):
+def test_a_garbled_part_fails_its_block_and_the_chunk_is_fetched_again(
+    url, tmp_path, monkeypatch, direct
+):
     _write(url)
     monkeypatch.setenv("LITDATA_DIRECT_CACHE", direct)
     PLAN["garble"] = 1
