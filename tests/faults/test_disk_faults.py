@@ -4,6 +4,7 @@ no temporary file left, and an existing dataset exactly as it was."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import uuid
 from pathlib import Path
@@ -14,6 +15,7 @@ from support.helpers import content_snapshot
 
 import litdata as ld
 from litdata.core.errors import DiskFullError, ProcessingError
+from litdata.engine.cache.direct import write_direct
 from litdata.engine.cache.memory import memory_supported
 
 pytestmark = pytest.mark.usefixtures("small_disk")
@@ -175,11 +177,25 @@ def test_a_full_cache_disk_around_the_file_cache(small_disk, record, monkeypatch
     ds = ld.StreamingDataset(url, cache_dir=str(cache), max_cache_size=10**9)
     seen = []
     record.start()
-    with pytest.raises(DiskFullError, match=r"No space left to write .*chunk-0-1\.bin"):
+    with pytest.raises(DiskFullError, match=r"No space left to write .*chunk-0-\d+\.bin") as raised:
         seen.extend(sample["id"] for sample in ds)
     record.failed()
+    assert isinstance(raised.value.__cause__, OSError)  # the write's own error, not another
     assert _temporaries(cache) == []
     assert _memory_chunks() <= 1  # the chunk that did not fit let its memory go
     assert len(seen) >= 100  # the first chunk was read, from memory
     wrong = sum(1 for i, sample_id in enumerate(seen) if sample_id != i)
     record("DiskFullError naming the cached chunk; no partial file, its memory let go", wrong=wrong)
+
+
+@pytest.mark.fault("full disk: a cache file written around the file cache")
+def test_a_direct_write_on_a_full_disk_is_the_disks_own_error(small_disk, tmp_path, record):
+    source = tmp_path / "chunk"
+    source.write_bytes(os.urandom(3 << 20))
+    disk = small_disk(1 << 20)
+    record.start()
+    with pytest.raises(OSError, match="No space left") as raised:  # not the map's BufferError
+        write_direct(source, disk / "copy")
+    record.failed()
+    assert raised.value.errno == errno.ENOSPC
+    record("ENOSPC from the write itself; the memory map closed cleanly")
