@@ -81,17 +81,21 @@ def _write_all(descriptor: int, mapped: mmap.mmap, direct: bool) -> None:
 
 
 def _write_view(descriptor: int, data: memoryview, direct: bool) -> None:
-    whole = len(data) - len(data) % ALIGN if direct else 0
     at = 0
-    try:
-        while at < whole:
-            at += os.pwrite(descriptor, data[at : min(whole, at + _PIECE)], at)
-    except OSError as error:
-        if error.errno != errno.EINVAL:  # refused only once tried (some network file systems)
-            raise
-    if at < len(data):
-        if direct:
-            flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
-            fcntl.fcntl(descriptor, fcntl.F_SETFL, flags & ~os.O_DIRECT)
-        while at < len(data):
-            at += os.pwrite(descriptor, data[at : at + _PIECE], at)
+    if direct:
+        whole = len(data) - len(data) % ALIGN
+        try:
+            _write_range(descriptor, data, 0, whole)
+            at = whole
+        except OSError as error:
+            if error.errno != errno.EINVAL:  # refused only once tried (some network file systems)
+                raise
+        flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+        fcntl.fcntl(descriptor, fcntl.F_SETFL, flags & ~os.O_DIRECT)
+    _write_range(descriptor, data, at, len(data))  # the tail, or all of it where refused
+
+
+def _write_range(descriptor: int, data: memoryview, at: int, end: int) -> None:
+    """Write ``data[at:end]`` at its own offset, a piece at a time."""
+    while at < end:
+        at += os.pwrite(descriptor, data[at : min(end, at + _PIECE)], at)
