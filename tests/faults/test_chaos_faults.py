@@ -47,6 +47,13 @@ def proxy(s3_server: ObjectStore) -> Iterator[LinkProxy]:
         yield started
 
 
+@pytest.fixture(params=["0", "1"], ids=["buffered", "direct"])
+def cache_write(request, monkeypatch) -> str:
+    """How fetched chunks are cached: written the usual way, or from memory with ``O_DIRECT``."""
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", request.param)
+    return request.param
+
+
 def _dataset(tmp_path, store: ObjectStore, size: int, chunk_bytes: str = "64MB") -> tuple[str, str]:
     """A dataset of ``SAMPLES`` samples put on ``store`` directly; its URL, its first chunk."""
     samples = (_sample(i, size) for i in range(SAMPLES))
@@ -96,6 +103,7 @@ def test_a_cut_body_is_resumed_where_it_stopped(tmp_path, s3_server, proxy, faul
 
 
 @pytest.mark.parametrize("fault", ["reset", "short"])
+@pytest.mark.usefixtures("cache_write")
 def test_a_cut_part_is_resumed_pinned_to_its_etag(tmp_path, s3_server, proxy, fault):
     url, name = _dataset(tmp_path, s3_server, BLOB)
     proxy.chaos = Chaos(countdowns=(Countdown("GET", 3, fault, read=2),))
@@ -123,6 +131,7 @@ def test_a_lying_or_failed_answer_to_a_part_is_refused_and_retried(
 
 
 @pytest.mark.parametrize(("size", "k"), [(SMALL, 2), (BLOB, 3)], ids=["whole", "part"])
+@pytest.mark.usefixtures("cache_write")
 def test_a_bit_flipped_in_transit_is_caught_and_read_again(
     tmp_path, s3_server, proxy, caplog, size, k
 ):
@@ -154,6 +163,7 @@ def _same_bytes_new_etag(store: ObjectStore) -> object:
     return replace
 
 
+@pytest.mark.usefixtures("cache_write")
 def test_an_object_replaced_mid_read_is_read_again_whole(tmp_path, s3_server, proxy, caplog):
     url, name = _dataset(tmp_path, s3_server, BLOB)
     proxy.chaos = Chaos(
@@ -168,6 +178,7 @@ def test_an_object_replaced_mid_read_is_read_again_whole(tmp_path, s3_server, pr
     assert f"{name} failed its check; downloading it again" in caplog.text
 
 
+@pytest.mark.usefixtures("cache_write")
 def test_an_object_replaced_by_other_bytes_is_an_error_naming_it(tmp_path, s3_server, proxy):
     url, name = _dataset(tmp_path, s3_server, BLOB)
     client = boto3.client("s3", **s3_server.storage_options)

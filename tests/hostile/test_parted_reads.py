@@ -24,7 +24,11 @@ def _upload(local, store):
 
 
 @pytest.mark.fault("a byte flipped in a later ranged part of a large remote chunk")
-def test_a_corrupt_part_is_an_error_and_no_sample_of_it_is_returned(tmp_path, s3_server, record):
+@pytest.mark.parametrize("direct", ["0", "1"], ids=["buffered", "direct"])
+def test_a_corrupt_part_is_an_error_and_no_sample_of_it_is_returned(
+    tmp_path, s3_server, record, monkeypatch, direct
+):
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", direct)  # the chunk landed in memory, or not
     samples = ({"id": i, "blob": np.full(BLOB, i % 251, dtype=np.uint8)} for i in range(COUNT))
     local = ld.write_dataset(samples, tmp_path / "src", chunk_bytes="8MB")
     index = json.loads((local / "index.json").read_text())

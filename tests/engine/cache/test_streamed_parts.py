@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import litdata as ld
-from litdata.core.errors import ChunkCorruptError
+from litdata.core.errors import ChunkCorruptError, DatasetFormatError, StorageError
 from litdata.core.registry import kinds
 from litdata.engine.cache.copies import record_of
 from litdata.engine.cache.memory import memory_supported
@@ -279,3 +279,29 @@ def test_forked_workers_land_their_own_chunks(url, tmp_path, monkeypatch):
     for chunk in chunks:  # every chunk cached whole, as the store has it
         (copy,) = cache.rglob(chunk["filename"])
         assert copy.read_bytes() == store.fs.cat_file(store.path(f"{url}/{chunk['filename']}"))
+
+
+@pytest.mark.skipif(not memory_supported(), reason="no memfd_create here")
+@pytest.mark.parametrize("factor", [1000.0, 0.75], ids=["larger", "smaller"])
+@pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "whole-checksum"])
+def test_an_index_lying_about_a_landed_chunks_size_is_an_error(
+    url, tmp_path, monkeypatch, factor, blocks
+):
+    chunks = _write(url)
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", "1")
+    store = StreamStore()
+    index_path = store.path(f"{url}/index.json")
+    index = json.loads(store.fs.cat_file(index_path))
+    index["chunks"][0]["chunk_bytes"] = int(chunks[0]["chunk_bytes"] * factor)
+    if not blocks:  # as an older writer left it: one checksum of the whole chunk
+        index["chunks"][0].pop("block_checksums")
+    store.fs.pipe_file(index_path, json.dumps(index).encode())
+    cache = tmp_path / "cache"
+    # the block table no longer fits the size; else the store has fewer bytes than asked
+    # for, or the bytes fetched fail the chunk's checksum
+    expected = DatasetFormatError if blocks else StorageError if factor > 1 else ChunkCorruptError
+    with pytest.raises(expected, match=chunks[0]["filename"]):
+        reader = ld.DatasetReader(url, cache_dir=str(cache))
+        reader.cache.hold(0)
+    assert not _memory_files()
+    assert not list(cache.rglob(chunks[0]["filename"]))
