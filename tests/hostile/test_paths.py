@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hostile import forge
 from support.mds_fixtures import write_shards
@@ -13,6 +15,7 @@ from support.mds_fixtures import write_shards
 import litdata as ld
 from litdata.core.errors import DatasetFormatError
 from litdata.engine.boundary.resolve import resolve
+from litdata.plugins.storage.memory import MemoryStorage
 
 
 @pytest.fixture
@@ -127,3 +130,33 @@ def test_mds_basenames_stay_inside(tmp_path, record, kind):
     record.failed()
     assert "index.json" in str(error.value)
     record("DatasetFormatError naming the shard field; the outside shard is not read")
+
+
+@pytest.mark.fault("a remote chunk named with 300 characters (an object key may have 1,024)")
+@pytest.mark.parametrize("mode", ["cache", "direct cache", "no cache"])
+def test_a_chunk_name_too_long_for_a_file_is_still_cached_and_read(
+    tmp_path, record, monkeypatch, mode
+):
+    record.fault += f": {mode}"
+    monkeypatch.setenv("LITDATA_DIRECT_CACHE", "1" if mode == "direct cache" else "0")
+    url = f"memory://long-{uuid.uuid4().hex[:8]}/ds"
+    samples = ({"id": i, "blob": np.full(16_000, i % 251, dtype=np.uint8)} for i in range(400))
+    ld.write_dataset(samples, url, chunk_bytes="4MB")  # a chunk read in ranged parts
+    store = MemoryStorage()
+    index = json.loads(store.fs.cat_file(store.path(f"{url}/index.json")))
+    long = "chunk-" + "a" * 290 + ".bin"
+    store.fs.mv(store.path(f"{url}/{index['chunks'][0]['filename']}"), store.path(f"{url}/{long}"))
+    index["chunks"][0]["filename"] = long
+    store.fs.pipe_file(store.path(f"{url}/index.json"), json.dumps(index).encode())
+    cache = tmp_path / "cache"
+    record.start()
+    ds = ld.StreamingDataset(
+        url, cache_dir=str(cache), max_cache_size=0 if mode == "no cache" else None
+    )
+    read = list(ds)
+    ids = sorted(int(s["id"]) for s in read)
+    wrong = sum(int(not (s["blob"] == int(s["id"]) % 251).all()) for s in read)
+    assert ids == list(range(400))
+    assert wrong == 0
+    assert all(len(os.fsencode(path.name)) <= 200 for path in cache.rglob("*"))
+    record("every sample read; its cache files named by a digest and the name's end", wrong=wrong)

@@ -35,6 +35,10 @@ _SOURCE = "source.txt"
 VERIFIED = "verified"
 #: The folder of a cache folder holding its files' locks (``ChunkLock``).
 LOCKS = ".locks"
+#: The longest cache file name kept as the dataset names it (bytes), and the characters of a
+#: longer one's end kept beside its digest (4 bytes each at most: within the bound).
+_LONGEST_NAME = 160
+_KEPT_END = 32
 
 __all__ = [
     "LOCKS",
@@ -56,8 +60,17 @@ def _digest(text: str) -> str:
 
 
 def flat_name(name: str) -> str:
-    """A file's name in a cache folder, which is flat (a format may list nested files)."""
-    return name.replace("/", "%2F")
+    """A file's name in a cache folder, which is flat (a format may list nested files).
+
+    A name longer than :data:`_LONGEST_NAME` bytes (an object key may be 1,024; a file name 255,
+    less the suffixes of its temporary, lock and record files) becomes a digest of it and its
+    end, so that any dataset's files can be cached.
+    """
+    flat = name.replace("/", "%2F")
+    if len(os.fsencode(flat)) <= _LONGEST_NAME:
+        return flat
+    digest = hashlib.sha256(os.fsencode(flat)).hexdigest()[:32]
+    return f"{digest}~{flat[-_KEPT_END:]}"
 
 
 def folder_mode(mode: int) -> int:

@@ -31,6 +31,8 @@ __all__ = ["LANDING_BYTES", "MemoryChunks", "memory_supported"]
 
 #: The bytes of fetched chunks a process keeps in memory beside the cache at once.
 LANDING_BYTES = 1 << 30
+#: The characters of a chunk's name its memory file is shown with (4 bytes each at most).
+_SHOWN_NAME = 60
 
 
 def memory_supported() -> bool:
@@ -42,7 +44,8 @@ class _MemoryChunk:
     """One chunk's bytes in a ``memfd``; opened by its path, freed once closed and unmapped."""
 
     def __init__(self, name: str, size: int = 0) -> None:
-        self.descriptor = os.memfd_create(name, os.MFD_CLOEXEC)
+        # the name is only shown (``/proc/<pid>/fd``); the system takes 249 bytes at most
+        self.descriptor = os.memfd_create(name[:_SHOWN_NAME], os.MFD_CLOEXEC)
         #: The bytes it was made for (a landed chunk's, counted against the landing budget).
         self.size = size
 
